@@ -36,6 +36,7 @@ from kvplan import load_spec
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
+from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
 from kvplan.analysis.simulate.workload import RequestSpec, arrival_gaps
 from kvplan.engines.base import Engine
 from kvplan.engines.vllm.frontend import VLLM_API_SERVER_S_PER_REQUEST_FIT
@@ -249,11 +250,15 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
     unless it names SGLang, whose release is `sglang`) and, for a closed loop, the client's
     `max_concurrency`; the engine flags a run states (`max_num_seqs`, `max_num_batched_tokens`,
     `expert_parallel`: vLLM's --enable-expert-parallel over the TP group; absent: the
-    release's defaults as kvplan reads them, EP off). A run kvplan refuses (its plan or the
-    simulator raises) comes back with the reason in `refused`, not guessed. `served` (the
-    --frontend stage, vLLM's only) is empty for an SGLang run."""
+    release's defaults as kvplan reads them, EP off); for a TensorRT-LLM run (`engine`
+    "trtllm", release `trtllm`) `enable_chunked_prefill` as trtllm-serve's flag sets it
+    (absent: llm_args' default, off). A run kvplan refuses (its plan or the simulator raises)
+    comes back with the reason in `refused`, not guessed. `served` (the --frontend stage,
+    vLLM's only) is empty for an SGLang or TensorRT-LLM run."""
     spec = load_spec(str(REPO / run["model"]))
     engine = Engine(run.get("engine", "vllm"))
+    trtllm = (TrtllmOptionsSim(chunked_prefill=True) if run.get("enable_chunked_prefill")
+              else None)
     figures = []
     try:
         inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
@@ -264,7 +269,7 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
                                  expert_parallel=run.get("expert_parallel", False))
         for frontend in (False, True) if engine is Engine.vllm else (False,):
             sim, _ = setup(spec, inputs, frontend=frontend,
-                           async_scheduling=run.get("async_scheduling"))
+                           async_scheduling=run.get("async_scheduling"), trtllm=trtllm)
             m = simulate(sim, requests(run),
                          concurrency=run["workload"].get("max_concurrency")).metrics
             figures.append({f"{metric}.{stat}": getattr(m, metric)[stat]
@@ -292,18 +297,21 @@ def _err(r: Result, measured: str, metric: str, stat: str, *, served: bool = Fal
 
 
 def print_first_rows(part: list[Result], commit: str,
-                     first_rows: dict[str, tuple[float, float]], prefix: str = "") -> None:
+                     first_rows: dict[str, tuple[float, float] | None],
+                     prefix: str = "") -> None:
     """Each run's first-evaluation errors (the record `first_rows`: mean TTFT and mean TPOT
-    errors by run id less `prefix`, evaluated at `commit`) beside the replay's current ones."""
+    errors by run id less `prefix`, evaluated at `commit`; None: refused then) beside the
+    replay's current ones."""
     print(f"\nThe first evaluation per run ({commit}, the record) beside this replay:\n")
     print("| run | first evaluation: TTFT mean err | TPOT mean err | now: TTFT mean err | "
           "TPOT mean err |")
     print("|---|---:|---:|---:|---:|")
     for r in part:
-        ttft, tpot = first_rows[r.run_id.removeprefix(prefix)]
+        first = first_rows[r.run_id.removeprefix(prefix)]
+        then = "refused | refused" if first is None else f"{first[0]:+.1%} | {first[1]:+.1%}"
         now = ("refused | refused" if r.refused else
                f"{_err(r, *PAIRS[0]):+.1%} | {_err(r, *PAIRS[2]):+.1%}")
-        print(f"| {r.run_id} | {ttft:+.1%} | {tpot:+.1%} | {now} |")
+        print(f"| {r.run_id} | {then} | {now} |")
 
 
 def _median(part: list[Result], measured: str, metric: str, stat: str, *,

@@ -43,6 +43,7 @@ from tests.benches import (
     prospective57_runs,
     prospective58_runs,
     prospective59_runs,
+    prospective60_runs,
     prospective_runs,
     sim_to_real,
 )
@@ -249,7 +250,9 @@ def main() -> None:
           "the same figures and E2E), prospective58 (a ninth, Wentao274's vLLM 0.20 runs of "
           "MiniMax-M2.5 on 8 x H100 with expert parallel: the same figures), prospective59 (a "
           "tenth, SGLang cookbook runs of DeepSeek-V3.1 and Llama-4-Maverick on 8 x MI300X: "
-          "the same figures and E2E), aiconfigurator's measured "
+          "the same figures and E2E), prospective60 (an eleventh, gpustack's A100 80GB pages "
+          "and its TensorRT-LLM and SGLang rows on H100 / H200: prospective31's figures), "
+          "aiconfigurator's measured "
           "aggregated rows (held out, frozen before kvplan was run on them: TTFT and TPOT at a "
           "stated concurrency), then the cost "
           "bench's vLLM runs, "
@@ -291,6 +294,7 @@ def main() -> None:
     prospective57_runs.print_section()
     prospective58_runs.print_section()
     prospective59_runs.print_section()
+    prospective60_runs.print_section()
     aiconfig_agg_runs.print_section()
     aiconfig_agg_flags.print_section()  # the counterfactual, after the frozen evaluation
     aiconfig_agg_dp_script.print_section()  # TensorRT-LLM attention DP at its scripts' flags

@@ -1,0 +1,168 @@
+"""The frozen prospective60 set (tests/data/sim_to_real/prospective60.json): every run names its
+source and its own URL, a model config, a GPU preset, its engine's release and measured figures;
+none is a run of an earlier set, and the rows it takes from pages earlier sets read are the
+engines those sets left; the replay's requests are the run's mean lengths plus the chat
+template's tokens, all at t = 0; the replay takes the launch line's context length and
+trtllm-serve's --enable_chunked_prefill (the full replay is tests.benches.prospective60_runs)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from kvplan import load_spec
+from kvplan._util.errors import KvplanError
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.run import setup
+from kvplan.engines.base import Engine
+from kvplan.hardware.gpus import get_gpu
+from tests.benches import (
+    cost_bench,
+    prospective31_runs,
+    prospective52_runs,
+    prospective53_runs,
+    prospective53b_runs,
+    prospective54_runs,
+    prospective56_runs,
+    prospective57_runs,
+    prospective58_runs,
+    prospective59_runs,
+    prospective60_runs,
+    prospective_runs,
+)
+from tests.benches.fitted_rows import FITTED
+
+EARLIER = (prospective_runs.DATA, prospective31_runs.DATA, prospective52_runs.DATA,
+           prospective53_runs.DATA, prospective53b_runs.DATA, prospective54_runs.DATA,
+           prospective56_runs.DATA, prospective57_runs.DATA, prospective58_runs.DATA,
+           prospective59_runs.DATA)
+LAB = ("https://github.com/gpustack/gpustack/blob/47277d79f4a5bae12a2d25e9ecbed2a2177a5f2d/"
+       "docs/performance-lab/")
+
+_runs = functools.partial(prospective_runs.runs_by_id, prospective60_runs.DATA)
+
+
+def _page(url: str) -> str:
+    """A gpustack page's path under docs/performance-lab/ (any commit)."""
+    return url.split("/docs/performance-lab/")[1]
+
+
+def test_every_run_is_complete_and_new() -> None:
+    doc = prospective_runs.load(prospective60_runs.DATA)
+    # A100 80GB: Qwen3-32B under vLLM and TensorRT-LLM, gpt-oss-20b and -120b under vLLM at two
+    # launch lines each (24 runs); H100 Qwen3-32B-FP8 under TensorRT-LLM and H200
+    # DeepSeek-R1-0528 under SGLang (4 each); every case 32000/100, 4000/200, 2000/100, 128/4.
+    assert len(doc["runs"]) == 32
+    assert not prospective_runs.incomplete(doc)
+    engines = {(run.get("engine", "vllm"), run.get(run.get("engine", "vllm"))) for run in
+               doc["runs"]}
+    assert engines == {("vllm", "0.11.0"), ("trtllm", "1.2.0rc1"), ("sglang", "0.5.3")}
+    assert {run["gpu"] for run in doc["runs"]} == {"A100-80GB", "H100-80GB", "H200-141GB"}
+    assert all(run["url"].startswith(LAB) and run["url"] == doc["sources"][run["source"]]["url"]
+               for run in doc["runs"])
+    assert {rid.rsplit(" ", 1)[1] for rid in _runs()} == set(prospective60_runs.CASES)
+    old = [prospective_runs.load(data) for data in EARLIER]
+    assert not {run["id"] for d in old for run in d["runs"]} & set(_runs())
+    # Two pages were read by earlier sets (prospective31: qwen3-32b/h100, prospective53:
+    # deepseek-r1/h200), which replayed vLLM rows only; this set takes those pages' other
+    # engines' rows (its A100 pages are new).
+    lab = [(d, src) for d in old for src in d["sources"].values()
+           if "github.com/gpustack/gpustack/" in src["url"]]
+    assert {run.get("engine", "vllm") for d, src in lab for run in d["runs"]
+            if d["sources"][run["source"]] is src} == {"vllm"}
+    mine = {(_page(run["url"]), run.get("engine", "vllm")) for run in doc["runs"]}
+    shared = {page for page, _ in mine} & {_page(src["url"]) for _, src in lab}
+    assert shared == {"qwen3-32b/h100.md", "deepseek-r1/h200.md"}
+    assert {(page, engine) for page, engine in mine if page in shared} == {
+        ("qwen3-32b/h100.md", "trtllm"), ("deepseek-r1/h200.md", "sglang")}
+    # One publisher (the section says the issue's two were not met).
+    assert {src["publisher"].split(" (")[0] for src in doc["sources"].values()} == {
+        "gpustack performance lab"}
+    assert all(src["assumed"] and src["stated"] for src in doc["sources"].values())
+    assert len(doc["skipped"]) == 8
+
+
+def test_requests_follow_the_run() -> None:
+    # Qwen3-32B-FP8 on the H100, 4K case: 500 prompts, 1,997,942 input and 99,888 generated
+    # tokens printed: 3,996 (1,997,942 / 500 = 3,995.9) and 200 (99,888 / 500 = 199.8) a
+    # request, rounded, plus Qwen3's 8 chat-template tokens; all at t = 0 (rate inf).
+    run = _runs()["gpustack Qwen3-32B-FP8 H100 TensorRT-LLM --enable_chunked_prefill random "
+                  "4000/200"]
+    reqs = prospective_runs.requests(run)
+    assert len(reqs) == 500
+    assert {(r.prompt_len, r.output_len, r.arrival_s) for r in reqs} == {(3996 + 8, 200, 0.0)}
+    for run in _runs().values():
+        w, m = run["workload"], run["measured"]
+        assert w["num_prompts"] * 1000 >= 100_000 and w["request_rate"] is None
+        assert w["input_len"] == round(m["total_input_tokens"] / w["num_prompts"])
+        assert w["output_len"] == round(m["total_generated_tokens"] / w["num_prompts"])
+        reqs = prospective_runs.requests(run)
+        assert len(reqs) == w["num_prompts"] and {r.arrival_s for r in reqs} == {0.0}
+        assert max(r.prompt_len + r.output_len for r in reqs) <= run["max_model_len"]
+
+
+def test_the_first_evaluation_names_every_run() -> None:
+    # The record typed in at the first evaluation covers exactly the frozen runs; the four it
+    # records as refused are the Qwen3-32B vLLM A100 runs.
+    rows = prospective60_runs.FIRST_ROWS
+    assert {prospective60_runs.ID_PREFIX + key for key in rows} == set(_runs())
+    assert {key for key, value in rows.items() if value is None} == {
+        f"Qwen3-32B A100 vLLM random {case}" for case in prospective60_runs.CASES}
+
+
+def test_every_run_is_in_one_group() -> None:
+    for rid in _runs():
+        result = prospective_runs.Result(run_id=rid, source="", measured={}, simulated={},
+                                         served={}, preemptions=0, prefix_hit_rate=0.0)
+        assert sum(prospective60_runs.in_group(result, g) for g in prospective60_runs.GROUPS) == 1
+        assert prospective60_runs.engine_of(result) in prospective60_runs.ENGINES
+
+
+def test_the_replay_takes_the_launch_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # trtllm-serve's --max_seq_len=40960 is the context, and run_one hands its
+    # --enable_chunked_prefill to TensorRT-LLM's scheduler (llm_args' default is off: a
+    # 32,008-token prompt would run whole in one step); a vLLM run passes no TensorRT-LLM options.
+    seen = []
+
+    def stop(spec, inputs, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(kwargs["trtllm"])
+        raise KvplanError("stopped here")
+
+    monkeypatch.setattr(prospective_runs, "setup", stop)
+    trt = _runs()["gpustack Qwen3-32B A100 TensorRT-LLM --enable_chunked_prefill random "
+                  "32000/100"]
+    vllm = _runs()["gpustack gpt-oss-20b A100 vLLM random 128/4"]
+    assert trt["max_model_len"] == 40_960 and trt["enable_chunked_prefill"] is True
+    assert prospective_runs.run_one(trt).refused == "stopped here"
+    assert prospective_runs.run_one(vllm).refused == "stopped here"
+    assert seen == [
+        prospective_runs.TrtllmOptionsSim(chunked_prefill=True), None]
+    # And the simulator keeps it with the launch line's context.
+    spec = load_spec(str(prospective_runs.REPO / trt["model"]))
+    inputs = estimate_inputs(spec, context=trt["max_model_len"], gpu=trt["gpu"], tp=trt["tp"],
+                             engine=Engine.trtllm, engine_version=trt["trtllm"])
+    sim, _ = setup(spec, inputs, trtllm=prospective_runs.TrtllmOptionsSim(chunked_prefill=True))
+    assert sim.trtllm is not None and sim.trtllm.chunked_prefill
+    assert sim.scheduler.max_model_len == 40_960
+    # The SGLang run sets no --context-length: the config's 163,840; --enable-dp-attention is
+    # not passed on (SGLang turns it off at --dp 1, the data file's 'assumed').
+    run = _runs()["gpustack DeepSeek-R1-0528 H200 TP8 SGLang --enable-dp-attention random "
+                  "128/4"]
+    assert run["max_model_len"] == 163_840 and not {"dp", "dp_attention"} & set(run)
+
+
+def test_only_the_deepseek_rows_share_a_fitted_rows_configuration() -> None:
+    # The cost bench's fitted rows (a record's fitted_on) by model config, GPU, TP and engine:
+    # DeepSeek-V3 / R1 FP8 SGLang TP 8 on 8 x H200 (PREFILL_LAUNCH_FIT's prefill rows) is the
+    # one this set meets, in the DeepSeek-R1-0528 SGLang rows (deepseek-v3.json stands in).
+    fitted = {r for f in FITTED.values() for r in f.fitted_on}
+    engines = {"SGLang": "sglang", "TensorRT-LLM": "trtllm", "vLLM": "vllm"}
+    keys = {(c.model, get_gpu(c.gpu).name, c.layout.tp,
+             next((v for k, v in engines.items() if k in c.label), None))
+            for c in (*cost_bench.PREFILL_CASES, *cost_bench.all_cases()) if c.label in fitted}
+    shared = {rid for rid, run in _runs().items()
+              if (Path(run["model"]).stem, get_gpu(run["gpu"]).name, run["tp"],
+                  run.get("engine", "vllm")) in keys}
+    group = prospective60_runs.ID_PREFIX + prospective60_runs.SAME_CONFIGURATION + " "
+    assert shared == {rid for rid in _runs() if rid.startswith(group)}
+    assert len(shared) == 4
