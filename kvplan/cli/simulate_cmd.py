@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+import kvplan.cli.cost_opts as co
 from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
@@ -236,6 +237,9 @@ def simulate_cmd(
     force: Annotated[bool, typer.Option("--force", help="Overwrite --timeline / --plot.")
                      ] = False,
     mxfp4_backend: Mxfp4BackendOpt = None,
+    moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
@@ -254,6 +258,8 @@ def simulate_cmd(
     from kvplan.present.simulate_view import simulate_view, timeline_csv, write_timeline_plot
 
     with handle_errors():
+        rules = co.cost_rules_of(locals())
+        rules.check(engine=engine.value)
         spec = load_spec(model)
         outputs = [(o, p) for o, p in (("--timeline", timeline), ("--plot", plot)) if p]
         inputs_files = tuple(p for p in (trace, tokenizer) if p is not None)
@@ -328,7 +334,8 @@ def simulate_cmd(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory,
-            mxfp4_backend=None if mxfp4_backend is None else mxfp4_backend.value)
+            mxfp4_backend=None if mxfp4_backend is None else mxfp4_backend.value,
+            cost_rules=rules if rules.on else None)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=settings.async_scheduling,
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
@@ -354,6 +361,8 @@ def simulate_cmd(
         if settings.applied:  # the engine's flags as applied (only where given)
             view = replace(view, records={**view.records,
                                           "engine_args": settings.applied_dicts()})
+        if rules.on:  # the time model's opt-in rules (only where one is on)
+            view = replace(view, records={**view.records, "cost_rules": rules.records()})
         if timeline is not None:
             text = timeline_csv(result)
             atomic_write("--timeline", timeline,
