@@ -5,6 +5,7 @@ from typing import Annotated, Any
 
 import typer
 
+import kvplan.cli.cost_opts as co
 import kvplan.cli.offload_opts as oo
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.analysis.simulate.executor import Executor
@@ -220,6 +221,9 @@ def plan_cmd(
     host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
     host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
     prefix_hit_rate: oo.PrefixHitOpt = 0.0,
+    moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw requests per replica against context for the candidate "
@@ -249,11 +253,16 @@ def plan_cmd(
     from kvplan.analysis.offload_run import plan_offload
     from kvplan.analysis.planner import PlanRequest, plan_serving, planned_spec
     from kvplan.present.capacity_view import plan_view
+    from kvplan.present.cost_rules_view import with_cost_rules
     from kvplan.present.offload_view import with_offload
 
     ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
 
     with handle_errors():
+        # The time model's opt-in rules: vLLM's ungraphed launches in the simulator only.
+        rules = co.cost_rules_of(locals())
+        rules.check(engine=(engine or DEFAULT_ENGINE).value, simulated=rate is not None
+                    and not disagg)
         check_disagg_flags(disagg, {
             "--scenario": scenario, "--nodes": nodes, "--max-num-seqs": max_num_seqs,
             "--max-num-batched-tokens": max_num_batched_tokens,
@@ -285,7 +294,7 @@ def plan_cmd(
                 "prices": dict(_price(p) for p in price or ()), "input_len": input_len,
                 "output_len": output_len, "link": link, "rails": rails,
                 "connector": connector, "block_size": block_size,
-                "allow_long_context": allow_long_context,
+                "allow_long_context": allow_long_context, "cost_rules": rules,
                 **{f"{role}_{k}": v for role, vals in (
                     ("prefill", (prefill_tp, prefill_pp, prefill_dp, prefill_ep,
                                  prefill_dp_attention)),
@@ -308,6 +317,7 @@ def plan_cmd(
                    limit_mm_per_prompt=limit_mm_per_prompt,
                    skip_mm_profiling=skip_mm_profiling or None, jobs=jobs, executor=executor,
                    engine_args=tuple(engine_arg or ()), max_num_seqs=max_num_seqs,
+                   cost_rules=rules if rules.on else None,
                    max_num_batched_tokens=max_num_batched_tokens,
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
@@ -345,6 +355,7 @@ def plan_cmd(
             "allow_long_context": allow_long_context or None,
             "limit_mm_per_prompt": limit_mm_per_prompt,
             "skip_mm_profiling": skip_mm_profiling or None,
+            "cost_rules": rules if rules.on else None,
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
         if prices is not None or price:
@@ -365,7 +376,8 @@ def plan_cmd(
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
                       force=force, platform=opts.get("platform"), cpu_amx=opts.get("cpu_amx"))
         shown = planned_spec(spec, req, result)
-        emit(with_offload(plan_view(shown, result), tiers), fmt, explain=explain)
+        emit(with_cost_rules(with_offload(plan_view(shown, result), tiers), rules.records()),
+             fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
 
@@ -420,7 +432,8 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
         mem_fraction=opts.get("mem_fraction"), max_num_seqs=opts.get("max_num_seqs"),
         max_num_batched_tokens=opts.get("max_num_batched_tokens"),
         prices=opts.get("prices") or {}, extra=extra,
-        allow_long_context=bool(opts.get("allow_long_context")))
+        allow_long_context=bool(opts.get("allow_long_context")),
+        cost_rules=opts.get("cost_rules"))
     return plan_serving(spec, req), spec, req
 
 
@@ -429,6 +442,7 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
     """`plan --rate`: parse, one library call (kvplan.analysis.rate_plan), present."""
     from kvplan.analysis.rate_plan import plan_for_rate
     from kvplan.analysis.simulate.workload import WorkloadOptions
+    from kvplan.present.cost_rules_view import with_cost_rules
     from kvplan.present.rate_plan_view import rate_plan_view
 
     with handle_errors():
@@ -455,10 +469,11 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                                            "executor", "platform", "cpu_amx",
                                            "limit_mm_per_prompt", "skip_mm_profiling",
                                            "engine_args", "max_num_seqs",
-                                           "max_num_batched_tokens")
+                                           "max_num_batched_tokens", "cost_rules")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))
-        emit(rate_plan_view(result), fmt, explain=explain)
+        emit(with_cost_rules(rate_plan_view(result), list(result.cost_rules)), fmt,
+             explain=explain)
     if result.best is None:
         raise typer.Exit(EXIT_DOES_NOT_FIT)

@@ -255,6 +255,7 @@ def simulate_cmd(
     from kvplan.analysis.simulate.trtllm_scheduler import POLICIES as TRTLLM_POLICIES
     from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
     from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
+    from kvplan.present.cost_rules_view import with_cost_rules
     from kvplan.present.simulate_view import simulate_view, timeline_csv, write_timeline_plot
 
     with handle_errors():
@@ -361,8 +362,7 @@ def simulate_cmd(
         if settings.applied:  # the engine's flags as applied (only where given)
             view = replace(view, records={**view.records,
                                           "engine_args": settings.applied_dicts()})
-        if rules.on:  # the time model's opt-in rules (only where one is on)
-            view = replace(view, records={**view.records, "cost_rules": rules.records()})
+        view = with_cost_rules(view, rules.records())  # the opt-in rules, where one is on
         if timeline is not None:
             text = timeline_csv(result)
             atomic_write("--timeline", timeline,
