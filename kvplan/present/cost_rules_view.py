@@ -19,7 +19,8 @@ def cost_rules_note(records: list[dict[str, Any]]) -> str:
         return f"{r['option']} {value * 1e6 if r['rule'].endswith('_s') else value:g}"
 
     shown = ", ".join(one(r) for r in records)
-    return f"Opt-in cost rules on (not kvplan's defaults; JSON cost_rules names each source): {shown}."
+    return (f"Opt-in cost rules on (not kvplan's defaults; JSON cost_rules names each source): "
+            f"{shown}.")
 
 
 def noted(view: View, records: list[dict[str, Any]]) -> View:
