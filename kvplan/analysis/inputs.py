@@ -104,6 +104,10 @@ def speculative_tokens(engine: Engine, method: str | None, tokens: int) -> int:
     return tokens or engine.rules.default_speculative_tokens()
 
 
+# SGLang's MoE all-to-all settings (SglangOptions; kvplan.engines.sglang.deepep).
+_A2A_FIELDS = ("moe_a2a_backend", "deepep_mode", "moe_dense_tp_size", "enable_dp_lm_head")
+
+
 @dataclass(frozen=True, kw_only=True)
 class EstimateInputs:
     """What `kvplan estimate` sizes and plans with."""
@@ -197,8 +201,11 @@ def estimate_inputs(
     common = {"context": context, "kv_dtype": kv_dtype, "block_size": block_size, "tp": tp,
               "engine": engine, "gpu": preset, "max_num_batched_tokens": max_num_batched_tokens,
               **options}
-    # The KV table sizes one replica: no device total, stages or budget overrides.
-    sizing = build_inputs(**common, total_bytes=None)
+    # The KV table sizes one replica: no device total, stages or budget overrides, nor the MoE
+    # all-to-all settings, which need the capacity's layout (DP attention, EP) and change the
+    # weights a rank keeps, not the KV (kvplan.engines.sglang.deepep).
+    sizing = build_inputs(**{k: v for k, v in common.items() if k not in _A2A_FIELDS},
+                          total_bytes=None)
     # As the engine's implementation caches it on that device at that KV dtype (vLLM: MiniCPM3's
     # MLA decompressed, DeepSeek's sparse attention's fp8 row on SM 10.x).
     spec = engine.rules.served_spec(spec, sizing)

@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperCommand
 
 import kvplan.cli.cost_opts as co
+import kvplan.cli.moe_a2a_opts as ma
 import kvplan.cli.offload_opts as oo
 from kvplan._util.dtypes import KVDType
 from kvplan._util.errors import InputError
@@ -283,6 +284,8 @@ def estimate_cmd(
     host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
     host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
     prefix_hit_rate: oo.PrefixHitOpt = 0.0,
+    moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
+    moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
     moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     gemm_by_shape: co.GemmByShapeOpt = False,
@@ -325,7 +328,7 @@ def estimate_cmd(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory,
-            cost_rules=rules if rules.on else None)
+            cost_rules=rules if rules.on else None, **ma.moe_a2a_options(locals(), engine.value))
         if inputs.kv_dtype_note is not None:
             warn(f"kvplan: warning: {inputs.kv_dtype_note}")
         ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 import kvplan.cli.cost_opts as co
+import kvplan.cli.moe_a2a_opts as ma
 from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
@@ -237,6 +238,8 @@ def simulate_cmd(
     force: Annotated[bool, typer.Option("--force", help="Overwrite --timeline / --plot.")
                      ] = False,
     mxfp4_backend: Mxfp4BackendOpt = None,
+    moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
+    moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
     moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
@@ -261,6 +264,7 @@ def simulate_cmd(
     with handle_errors():
         rules = co.cost_rules_of(locals())
         rules.check(engine=engine.value)
+        moe_a2a = ma.moe_a2a_options(locals(), engine.value)
         spec = load_spec(model)
         outputs = [(o, p) for o, p in (("--timeline", timeline), ("--plot", plot)) if p]
         inputs_files = tuple(p for p in (trace, tokenizer) if p is not None)
@@ -314,20 +318,21 @@ def simulate_cmd(
         # kvplan's own options, then the engine's flags (--engine-arg) over them.
         settings = with_engine_args(EngineSettings(
             max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens,
-            prefix_caching=prefix_caching, async_scheduling=async_scheduling,
+            prefix_caching=prefix_caching, async_scheduling=async_scheduling, **moe_a2a,
             trtllm=TrtllmOptionsSim(chunked_prefill=enable_chunked_prefill,
                                     policy=capacity_scheduler_policy),
             sglang=SglangOptionsSim(chunked_prefill_size=chunked_prefill_size,
                                     schedule_conservativeness=schedule_conservativeness,
                                     schedule_policy=schedule_policy)),
             engine, engine_arg or (), engine_version)
+        a2a = {k: v for k, v in settings.estimate_options().items() if k in ma.KEYS}
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
             dp_attention=rank_dp_attention,
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=settings.max_num_batched_tokens,
-            max_num_seqs=settings.max_num_seqs,
+            max_num_seqs=settings.max_num_seqs, **a2a,
             engine_version=engine_version, prefix_caching=settings.prefix_caching,
             platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,

@@ -191,8 +191,11 @@ def sglang_dp_attention_weights(options: EngineOptions | None) -> DpAttentionWei
                               lm_head_split=not dp_lm_head)
 
 
-def check_moe_a2a(inputs: PlanInputs) -> None:
-    """Refuse, in one line, the MoE communication settings kvplan does not price."""
+def check_moe_a2a(inputs: PlanInputs, spec: ModelSpec | None = None) -> None:
+    """Refuse, in one line, the MoE communication settings kvplan does not price. Two of them
+    SGLang itself starts with (0.5.9 server_args.py:2177-2185 `_handle_a2a_moe` only sets
+    ep_size = tp_size; no check refuses them): DeepEP on a model with no routed experts (no
+    MoE layer dispatches; `spec`) and on one rank (EP 1: no other rank to send to)."""
     a2a, mode, dense_tp, dp_lm_head, _ = _options(inputs.options)
     if a2a not in A2A_BACKENDS:
         raise UnmodelledError(f"--moe-a2a-backend {a2a}: not read (kvplan prices none and "
@@ -219,3 +222,13 @@ def check_moe_a2a(inputs: PlanInputs) -> None:
     if inputs.ep != inputs.tp:
         raise UnmodelledError(f"--moe-a2a-backend deepep: SGLang sets --ep-size to --tp-size "
                               f"(server_args.py:1990), not {inputs.ep} with TP {inputs.tp}")
+    if inputs.ep < 2:
+        raise UnmodelledError(f"--moe-a2a-backend deepep: EP {inputs.ep} (SGLang's --ep-size is "
+                              "--tp-size, server_args.py:1990 0.5.8.post1): one rank sends "
+                              "nothing, no all-to-all to price; use EP >= 2 or "
+                              "--moe-a2a-backend none")
+    if spec is not None and spec.moe is None:
+        raise UnmodelledError(f"--moe-a2a-backend deepep: {spec.id} has no routed experts (no "
+                              "MoE layer dispatches; SGLang starts with it all the same, "
+                              "server_args.py 0.5.9:2177-2185): kvplan prices DeepEP on MoE "
+                              "models only")
