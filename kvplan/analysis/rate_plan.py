@@ -81,7 +81,8 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   limit_mm_per_prompt: str | None = None,
                   skip_mm_profiling: bool = False, engine_args: Sequence[str] = (),
                   max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
-                  cost_rules: Any = None) -> RatePlan:
+                  cost_rules: Any = None, moe_a2a: dict[str, Any] | None = None
+                  ) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
     stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
@@ -92,10 +93,13 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     spells them (`--engine-arg`, kvplan.analysis.simulate.engine_args), on every layout;
     `max_num_seqs`, `max_num_batched_tokens`: kvplan's own options of those names (None: the
     engine's defaults), on every layout too. `cost_rules`: the time model's opt-in rules
-    (kvplan.perf.cost_rules.CostRules; None: none), on every layout."""
+    (kvplan.perf.cost_rules.CostRules; None: none), on every layout; `moe_a2a`: SGLang's MoE
+    all-to-all settings as kvplan's options give them (EngineSettings' fields of those names;
+    --engine-arg sets them too)."""
     check_token_sized(spec, "plan --rate")
     settings = with_engine_args(EngineSettings(max_num_seqs=max_num_seqs,
-                                               max_num_batched_tokens=max_num_batched_tokens),
+                                               max_num_batched_tokens=max_num_batched_tokens,
+                                               **(moe_a2a or {})),
                                 engine, engine_args, engine_version)
     if settings.trtllm.adp_balance is not None:
         raise InputError("--engine-arg attention_dp_config.enable_balance=true: needs attention "

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 import typer
 
 import kvplan.cli.cost_opts as co
+import kvplan.cli.moe_a2a_opts as ma
 import kvplan.cli.offload_opts as oo
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.analysis.simulate.executor import Executor
@@ -221,6 +222,8 @@ def plan_cmd(
     host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
     host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
     prefix_hit_rate: oo.PrefixHitOpt = 0.0,
+    moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
+    moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
     moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
@@ -263,6 +266,7 @@ def plan_cmd(
         rules = co.cost_rules_of(locals())
         rules.check(engine=(engine or DEFAULT_ENGINE).value, simulated=rate is not None
                     and not disagg)
+        moe_a2a = ma.moe_a2a_options(locals(), (engine or DEFAULT_ENGINE).value)
         check_disagg_flags(disagg, {
             "--scenario": scenario, "--nodes": nodes, "--max-num-seqs": max_num_seqs,
             "--max-num-batched-tokens": max_num_batched_tokens,
@@ -274,7 +278,9 @@ def plan_cmd(
             "--limit-mm-per-prompt": limit_mm_per_prompt,
             "--skip-mm-profiling": skip_mm_profiling or None,
             # The disaggregated plan's ratio is the formulas', not a simulation.
-            "--engine-arg": engine_arg}, {
+            "--engine-arg": engine_arg,
+            # One MoE all-to-all for both roles is not read (each role launches its own).
+            "--moe-a2a-backend": moe_a2a or None}, {
             "--prefill-tp": prefill_tp != 1, "--decode-tp": decode_tp != 1,
             "--prefill-pp": prefill_pp != 1, "--decode-pp": decode_pp != 1,
             "--prefill-dp": prefill_dp != 1, "--decode-dp": decode_dp != 1,
@@ -317,7 +323,7 @@ def plan_cmd(
                    limit_mm_per_prompt=limit_mm_per_prompt,
                    skip_mm_profiling=skip_mm_profiling or None, jobs=jobs, executor=executor,
                    engine_args=tuple(engine_arg or ()), max_num_seqs=max_num_seqs,
-                   cost_rules=rules if rules.on else None,
+                   cost_rules=rules if rules.on else None, moe_a2a=moe_a2a,
                    max_num_batched_tokens=max_num_batched_tokens,
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
@@ -355,7 +361,7 @@ def plan_cmd(
             "allow_long_context": allow_long_context or None,
             "limit_mm_per_prompt": limit_mm_per_prompt,
             "skip_mm_profiling": skip_mm_profiling or None,
-            "cost_rules": rules if rules.on else None,
+            "cost_rules": rules if rules.on else None, "moe_a2a": moe_a2a or None,
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
         if prices is not None or price:
@@ -419,6 +425,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     for key in ("speculative_method", "quantization", "shared_prefix", "mxfp4_backend"):
         if opts.get(key) is not None:
             extra[key] = opts[key]
+    extra.update(opts.get("moe_a2a") or {})  # SGLang's MoE all-to-all (cli.moe_a2a_opts)
     if opts.get("dtype") not in (None, WeightDType.auto):
         extra["dtype"] = WeightDType(opts["dtype"]).value
     extra["num_speculative_tokens"] = speculative_tokens(
@@ -469,7 +476,8 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                                            "executor", "platform", "cpu_amx",
                                            "limit_mm_per_prompt", "skip_mm_profiling",
                                            "engine_args", "max_num_seqs",
-                                           "max_num_batched_tokens", "cost_rules")
+                                           "max_num_batched_tokens", "cost_rules",
+                                           "moe_a2a")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))
