@@ -1,26 +1,27 @@
 """SGLang's MoE all-to-all options (kvplan.engines.sglang.deepep), spelled as SGLang spells them
 and declared in its flag table too (kvplan.engines.sglang.engine_args: `--engine-arg
---moe-a2a-backend=deepep` sets the same): `estimate`, `plan` and `simulate` take them. One
+--moe-a2a-backend=deepep` sets the same): `estimate`, `plan` and `simulate` take them (in --help folded with the opt-in cost rules: like
+them, the time model's and off by default; `kvplan help CMD` lists them). One
 builder, `moe_a2a_options`, turns them into the PlanInputs fields SglangOptions holds."""
 
 from typing import Annotated, Any
 
 import typer
 
-from kvplan.cli.vocab import SGLANG_PANEL
+from kvplan.cli.vocab import COST_RULES_PANEL
 
 MoeA2aBackendOpt = Annotated[str | None, typer.Option(
-    "--moe-a2a-backend", metavar="none|deepep", rich_help_panel=SGLANG_PANEL,
+    "--moe-a2a-backend", metavar="none|deepep", rich_help_panel=COST_RULES_PANEL,
     help="SGLang: the MoE layers' all-to-all; deepep prices DeepEP's dispatch and combine "
          "(with --moe-dense-tp-size 1 and DP attention, EP = TP).")]
 DeepepModeOpt = Annotated[str | None, typer.Option(
-    "--deepep-mode", metavar="auto|normal|low_latency", rich_help_panel=SGLANG_PANEL,
+    "--deepep-mode", metavar="auto|normal|low_latency", rich_help_panel=COST_RULES_PANEL,
     help="SGLang: DeepEP's kernels (auto: normal for prefill, low_latency for decode).")]
 MoeDenseTpOpt = Annotated[int | None, typer.Option(
-    "--moe-dense-tp-size", min=1, rich_help_panel=SGLANG_PANEL,
+    "--moe-dense-tp-size", min=1, rich_help_panel=COST_RULES_PANEL,
     help="SGLang: 1 keeps the dense MLP layers whole on every rank (only 1 or unset).")]
 DpLmHeadOpt = Annotated[bool, typer.Option(
-    "--enable-dp-lm-head", rich_help_panel=SGLANG_PANEL,
+    "--enable-dp-lm-head", rich_help_panel=COST_RULES_PANEL,
     help="SGLang: the lm_head whole on every DP-attention rank (needs DP attention).")]
 
 KEYS = ("moe_a2a_backend", "deepep_mode", "moe_dense_tp_size", "enable_dp_lm_head")

@@ -31,8 +31,9 @@ ENGINE_PANELS = (VLLM_PANEL, SGLANG_PANEL, TRTLLM_PANEL)
 # compiles): folded to one line in --help (kvplan.cli.help_cmd.FOLDED_PANELS), in full in
 # `kvplan help simulate`.
 HOST_STAGES_PANEL = "vLLM host stages"
-# The time model's opt-in rules (kvplan.cli.cost_opts): folded as the host stages are.
-COST_RULES_PANEL = "Opt-in cost rules"
+# The time model's opt-in rules (kvplan.cli.cost_opts) and SGLang's MoE all-to-all
+# (kvplan.cli.moe_a2a_opts, off by default too): folded as the host stages are.
+COST_RULES_PANEL = "Opt-in cost rules, SGLang DeepEP"
 
 
 def parse_tokens(option: str, text: str, *, minimum: int = 1) -> int:
