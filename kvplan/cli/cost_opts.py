@@ -87,8 +87,13 @@ def cost_rules(*, moe_gemm: str | None = None, fp8_moe_gemm: str | None = None,
                moe_gemm_by_rows: bool = False, fp8_dense_gemm: str | None = None,
                ungraphed_launch_us: str | None = None, gemm_by_shape: bool = False
                ) -> "CostRules":
-    """The options as the library's CostRules (their words as kvplan's constants)."""
-    from kvplan.perf.cost_rules import CostRules
+    """The options as the library's CostRules (their words as kvplan's constants); none
+    given: NO_COST_RULES, with kvplan's constants left unimported (estimate's start-up)."""
+    from kvplan.perf.cost_rules import NO_COST_RULES, CostRules
+
+    if (moe_gemm, fp8_moe_gemm, moe_gemm_by_rows, fp8_dense_gemm, ungraphed_launch_us,
+            gemm_by_shape) == (None, None, False, None, None, False):
+        return NO_COST_RULES
     from kvplan.perf.efficiency import FP8_DENSE_GEMM, FP8_MOE_GEMM, MOE_GEMM
     from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
 

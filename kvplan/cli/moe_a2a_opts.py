@@ -1,8 +1,9 @@
 """SGLang's MoE all-to-all options (kvplan.engines.sglang.deepep), spelled as SGLang spells them
 and declared in its flag table too (kvplan.engines.sglang.engine_args: `--engine-arg
---moe-a2a-backend=deepep` sets the same): `estimate`, `plan` and `simulate` take them (in --help folded with the opt-in cost rules: like
-them, the time model's and off by default; `kvplan help CMD` lists them). One
-builder, `moe_a2a_options`, turns them into the PlanInputs fields SglangOptions holds."""
+--moe-a2a-backend=deepep` sets the same): `estimate`, `plan` and `simulate` take them. In
+--help they are folded with the opt-in cost rules (off by default, like them; `kvplan help CMD`
+lists them). One builder, `moe_a2a_options`, turns them into the PlanInputs fields
+SglangOptions holds."""
 
 from typing import Annotated, Any
 
@@ -30,11 +31,13 @@ KEYS = ("moe_a2a_backend", "deepep_mode", "moe_dense_tp_size", "enable_dp_lm_hea
 def moe_a2a_options(given: dict[str, Any], engine: str) -> dict[str, Any]:
     """The options given (a command's locals(): the KEYS it declares), as PlanInputs fields;
     refused in one line for an engine other than SGLang, whose flags they are."""
+    out = {k: given[k] for k in KEYS if given.get(k) not in (None, False)}
+    if not out:
+        return out  # (estimate's start-up: the DeepEP rules stay unimported)
     from kvplan._util.errors import InputError, unknown_choice
     from kvplan.engines.sglang.deepep import A2A_BACKENDS, DEEPEP_MODES
 
-    out = {k: given[k] for k in KEYS if given.get(k) not in (None, False)}
-    if out and engine != "sglang":
+    if engine != "sglang":
         raise InputError(f"--{next(iter(out)).replace('_', '-')}: an SGLang flag "
                          f"(--engine sglang), not {engine}'s")
     if "moe_a2a_backend" in out and out["moe_a2a_backend"] not in A2A_BACKENDS:

@@ -26,19 +26,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError
-from kvplan.perf.efficiency import (
-    FP8_DENSE_GEMM_FIT,
-    FP8_MOE_GEMM_FIT,
-    MOE_GEMM_FIT,
-    MOE_GEMM_SHAPE,
-    MOE_GEMM_SHAPE_BF16_FIT,
-    MOE_GEMM_SHAPE_FP8_FIT,
-    Efficiency,
-)
-from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
+    from kvplan.perf.efficiency import Efficiency
 
 US = 1e-6
 # The word the fraction options take for kvplan's own fitted value (kvplan.cli.cost_opts).
@@ -104,6 +95,8 @@ class CostRules:
         """`eff` (a device's fractions) with the rules asked for in place of its fields."""
         if not self.on:
             return eff
+        from kvplan.perf.efficiency import MOE_GEMM_SHAPE
+
         changes: dict[str, Any] = {}
         if self.moe_gemm is not None:
             changes["moe_gemm"] = self.moe_gemm
@@ -125,6 +118,17 @@ class CostRules:
     def records(self) -> list[dict[str, Any]]:
         """The rules on, for the JSON's `cost_rules`: the `Efficiency` field, the option, the
         value and where it comes from (kvplan's fitted value's source, or "given")."""
+        if not self.on:
+            return []
+        from kvplan.perf.efficiency import (
+            FP8_DENSE_GEMM_FIT,
+            FP8_MOE_GEMM_FIT,
+            MOE_GEMM_FIT,
+            MOE_GEMM_SHAPE_BF16_FIT,
+            MOE_GEMM_SHAPE_FP8_FIT,
+        )
+        from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
+
         out: list[dict[str, Any]] = []
 
         def add(rule: str, option: str, value: Any, fitted: Any, source: str) -> None:
