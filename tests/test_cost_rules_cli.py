@@ -227,3 +227,30 @@ def test_engine_arg_takes_moe_a2a_backend_from_sglang_flag_table() -> None:
 ])
 def test_moe_a2a_refused_in_one_line(args: list[str], says: str) -> None:
     _refused(args, says)
+
+
+def test_disagg_prefill_role_takes_the_rules(mixtral_default: dict) -> None:
+    # The prefill role (TP 2, EP 2 as plan's layout above) prefills the same 8,192 tokens: its
+    # prefill grows by the same hand-computed 149.504 ms as plan's TTFT.
+    args = ["plan", "mixtral-8x7b", "--disagg", "--prefill-tp", "2", "--decode-tp", "2",
+            "--input-len", "8k", "--output-len", "256", "-n", "16", "--gpu", "H100"]
+    base, on = _json(args), _json([*args, "--moe-gemm-efficiency", "fitted"])
+    rank_flops = 8192 * (2 * 2 * 3 * 4096 * 14336 * 32) / 2
+    assert on["prefill"]["prefill_ms"] - base["prefill"]["prefill_ms"] == pytest.approx(
+        rank_flops / 989.5e12 * (1 / MOE_GEMM - 1 / 0.70) * 1e3, rel=1e-9)
+    assert on["prefill"]["prefill_ms"] == pytest.approx(
+        _json([*PLAN, "--moe-gemm-efficiency", "fitted"])["ttft_ms"], rel=1e-12)
+    assert on["cost_rules"][0]["rule"] == "moe_gemm" and "cost_rules" not in base
+
+
+def test_plan_rate_simulates_with_the_rules() -> None:
+    args = ["plan", "llama-3.1-8b", "--gpu", "H100", "-c", "4096", "--rate", "4",
+            "--slo-ttft-ms", "150", "--slo-tpot-ms", "30", "--input-len", "2000",
+            "--output-len", "50", "--num-requests", "40", "--jobs", "1"]
+    base, on = _json(args), _json([*args, "--ungraphed-launch-us", "derived"])
+    # Every 2,000-token prefill is above vLLM's largest graph: each pays 323 launches
+    # (32 layers x 10 kernels, Llama has no q/k norms, + 3) x 4.4 us = 1.42 ms, and the
+    # queue behind it more.
+    assert on["best"]["ttft_ms_p90"] - base["best"]["ttft_ms_p90"] >= 323 * 4.4e-3
+    assert [r["rule"] for r in on["cost_rules"]] == ["ungraphed_launch_s"]
+    assert "cost_rules" not in base
