@@ -19,6 +19,9 @@ FITTED, DERIVED = "fitted", "derived"
 
 
 def _word_or_number(word: str, low: float, high: float | None):  # type: ignore[no-untyped-def]
+    """typer parser: `word`, or a number in (low, high] (`high` None: >= low)."""
+    bound = f"in ({low:g}, {high:g}]" if high is not None else f">= {low:g}"
+
     def parse(value: str) -> str:
         text = str(value).strip().lower()
         if text == word:
@@ -27,12 +30,9 @@ def _word_or_number(word: str, low: float, high: float | None):  # type: ignore[
             number = float(text)
         except ValueError:
             number = float("nan")
-        if not (number >= low and (high is None or number <= high)):
-            bound = f"in ({low:g}, {high:g}]" if high is not None else f">= {low:g}"
+        inside = (low < number <= high) if high is not None else number >= low
+        if not inside:  # NaN too
             raise typer.BadParameter(f"expected {word} or a number {bound}, got {value!r}")
-        if high is not None and number <= low:
-            raise typer.BadParameter(f"expected {word} or a number in ({low:g}, {high:g}], "
-                                     f"got {value!r}")
         return text
     return parse
 
