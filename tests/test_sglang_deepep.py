@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan._util.errors import UnmodelledError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.capacity.weights import weights_breakdown
 from kvplan.engines.base import Engine, plan_inputs
 from kvplan.engines.sglang.deepep import (
@@ -121,20 +121,25 @@ def test_weights_it_keeps_whole(r1) -> None:  # type: ignore[no-untyped-def]
     assert whole.lm_head == 129280 * 7168 * 2
 
 
-@pytest.mark.parametrize(("settings", "dp", "ep", "says"), [
-    ({"moe_a2a_backend": "deepep"}, True, 8, "--moe-dense-tp-size 1"),
-    ({"moe_dense_tp_size": 1}, True, 8, "--moe-dense-tp-size 1"),
-    (DEEPEP, False, 8, "--enable-dp-lm-head"),
-    ({"moe_a2a_backend": "deepep", "moe_dense_tp_size": 1}, False, 8, "--enable-dp-attention"),
-    (DEEPEP, True, 4, "--ep-size"),
-    ({"moe_a2a_backend": "mooncake"}, True, 8, "mooncake"),
-    ({**DEEPEP, "deepep_mode": "fast"}, True, 8, "--deepep-mode fast"),
+# A refusal of the settings is UnmodelledError (no layout would do); one of the layout (DP
+# attention, EP) an InputError, so that `plan` searches the layouts that take them (cli60).
+@pytest.mark.parametrize(("settings", "dp", "ep", "says", "error"), [
+    ({"moe_a2a_backend": "deepep"}, True, 8, "--moe-dense-tp-size 1", UnmodelledError),
+    ({"moe_dense_tp_size": 1}, True, 8, "--moe-dense-tp-size 1", UnmodelledError),
+    (DEEPEP, False, 8, "--enable-dp-lm-head", InputError),
+    ({"moe_a2a_backend": "deepep", "moe_dense_tp_size": 1}, False, 8, "--enable-dp-attention",
+     InputError),
+    (DEEPEP, True, 4, "--ep-size", InputError),
+    ({"moe_a2a_backend": "mooncake"}, True, 8, "mooncake", UnmodelledError),
+    ({**DEEPEP, "deepep_mode": "fast"}, True, 8, "--deepep-mode fast", UnmodelledError),
 ])
-def test_refused(settings: dict[str, object], dp: bool, ep: int, says: str) -> None:
+def test_refused(settings: dict[str, object], dp: bool, ep: int, says: str,
+                 error: type[Exception]) -> None:
     inputs = plan_inputs(context=2048, engine=Engine.sglang, tp=8, ep=ep, dp_attention=dp,
                          **settings)
-    with pytest.raises(UnmodelledError, match=says):
+    with pytest.raises(error, match=says) as got:
         check_moe_a2a(inputs)
+    assert type(got.value) is error
 
 
 def test_priced_step_decode_ep32(r1) -> None:  # type: ignore[no-untyped-def]

@@ -60,6 +60,8 @@ class DisaggRequest:
     # I + O above the model's maximum: planned (launch lines with the engine's override), not
     # refused (kvplan.engines.context).
     allow_long_context: bool = False
+    # The time model's opt-in rules (kvplan.perf.cost_rules.CostRules), on both roles.
+    cost_rules: Any = None
 
     @property
     def context(self) -> int:
@@ -139,7 +141,7 @@ def _role_request(req: DisaggRequest, concurrency: int) -> PlanRequest:
                        engine_version=req.engine_version, kv_dtypes=(req.kv_dtype,),
                        mem_fraction=req.mem_fraction, model_ref=req.model_ref,
                        max_num_batched_tokens=tokens, extra=extra, prices=dict(req.prices),
-                       disaggregated=True)
+                       disaggregated=True, cost_rules=req.cost_rules)
 
 
 def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -> Candidate:

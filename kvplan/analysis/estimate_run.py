@@ -94,5 +94,6 @@ def run_estimate(inputs: EstimateInputs, *, batch: int = 1, requests: int | None
     if offload is not None and offload.asked:
         from kvplan.analysis.offload_run import run_offload
 
-        tiers = run_offload(spec, inputs.capacity, plan, inputs.gpu, offload)
+        tiers = run_offload(spec, inputs.capacity, plan, inputs.gpu, offload,
+                            cost_rules=inputs.cost_rules)
     return EstimateAnswer(estimate=est, plan=plan, reverse=reverse, offload=tiers)

@@ -30,6 +30,7 @@ from kvplan.model.spec import ModelSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
+    from kvplan.perf.cost_rules import CostRules
 
 
 def build_inputs(*, context: int, gpu: GPU | None = None, engine: Engine = DEFAULT_ENGINE,
@@ -103,6 +104,10 @@ def speculative_tokens(engine: Engine, method: str | None, tokens: int) -> int:
     return tokens or engine.rules.default_speculative_tokens()
 
 
+# SGLang's MoE all-to-all settings (SglangOptions; kvplan.engines.sglang.deepep).
+_A2A_FIELDS = ("moe_a2a_backend", "deepep_mode", "moe_dense_tp_size", "enable_dp_lm_head")
+
+
 @dataclass(frozen=True, kw_only=True)
 class EstimateInputs:
     """What `kvplan estimate` sizes and plans with."""
@@ -119,6 +124,8 @@ class EstimateInputs:
     """How the capacity table names the device ("H100-80GB, 79.19 GiB driver-reported")."""
     kv_dtype_note: str | None = None
     """With no --kv-dtype given: the line saying the checkpoint chose the KV dtype, if it did."""
+    cost_rules: CostRules | None = None
+    """The time model's opt-in rules asked for (kvplan.perf.cost_rules); None: none."""
 
 
 def estimate_inputs(
@@ -135,7 +142,8 @@ def estimate_inputs(
     mem_fraction: float | None = None, max_num_batched_tokens: int | None = None,
     shared_prefix: int = 0, dp_attention: bool = False, max_num_seqs: int | None = None,
     engine_version: str | None = None, speculative_method: str | None = None,
-    num_speculative_tokens: int = 0, **engine_options: Any,
+    num_speculative_tokens: int = 0, cost_rules: CostRules | None = None,
+    **engine_options: Any,
 ) -> EstimateInputs:
     """`kvplan estimate`'s options as PlanInputs. The options named here need converting or
     checking (GiB to bytes, a GPU name, --kv-cache-memory vs --kv-budget-gib, the speculative
@@ -144,7 +152,9 @@ def estimate_inputs(
     default (kvplan.engines.kv_dtype.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
     else the model dtype). `ep`: the expert-parallel ranks (1, the TP degree, a divisor of it
     between: MoE TP x EP, where the engine launches it, kvplan.engines.moe_layout; or above the
-    TP group: vLLM's EP over TP x DP); None: the TP degree with `expert_parallel`, else 1."""
+    TP group: vLLM's EP over TP x DP); None: the TP degree with `expert_parallel`, else 1.
+    `cost_rules`: the time model's opt-in rules (kvplan.perf.cost_rules), kept for the steps
+    the simulator and the offload tiers time; None: none."""
     if ep is None:
         ep = tp if expert_parallel else 1
     elif expert_parallel and ep == 1:
@@ -191,8 +201,11 @@ def estimate_inputs(
     common = {"context": context, "kv_dtype": kv_dtype, "block_size": block_size, "tp": tp,
               "engine": engine, "gpu": preset, "max_num_batched_tokens": max_num_batched_tokens,
               **options}
-    # The KV table sizes one replica: no device total, stages or budget overrides.
-    sizing = build_inputs(**common, total_bytes=None)
+    # The KV table sizes one replica: no device total, stages or budget overrides, nor the MoE
+    # all-to-all settings, which need the capacity's layout (DP attention, EP) and change the
+    # weights a rank keeps, not the KV (kvplan.engines.sglang.deepep).
+    sizing = build_inputs(**{k: v for k, v in common.items() if k not in _A2A_FIELDS},
+                          total_bytes=None)
     # As the engine's implementation caches it on that device at that KV dtype (vLLM: MiniCPM3's
     # MLA decompressed, DeepSeek's sparse attention's fp8 row on SM 10.x).
     spec = engine.rules.served_spec(spec, sizing)
@@ -207,7 +220,7 @@ def estimate_inputs(
         total, device = None, "given KV budget"
     else:
         return EstimateInputs(spec=spec, sizing=sizing, capacity=None, gpu=None, device="",
-                              kv_dtype_note=kv_dtype_note)
+                              kv_dtype_note=kv_dtype_note, cost_rules=cost_rules)
     capacity = build_inputs(
         **common, total_bytes=total, pp=pp, mem_fraction=mem_fraction,
         weights_bytes=None if weights_gib is None else gib_to_bytes(weights_gib),
@@ -215,5 +228,7 @@ def estimate_inputs(
         kv_budget_bytes=None if kv_budget_gib is None else gib_to_bytes(kv_budget_gib),
         shared_prefix=shared_prefix, dp_attention=dp_attention,
         ep=ep, max_num_seqs=max_num_seqs)
+    if cost_rules is not None:
+        cost_rules.check(engine=engine.value, gpu=preset)
     return EstimateInputs(spec=spec, sizing=sizing, capacity=capacity, gpu=preset, device=device,
-                          kv_dtype_note=kv_dtype_note)
+                          kv_dtype_note=kv_dtype_note, cost_rules=cost_rules)

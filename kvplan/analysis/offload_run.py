@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.base import PlanInputs
     from kvplan.hardware.gpus import GPU
     from kvplan.model.spec import ModelSpec
+    from kvplan.perf.cost_rules import CostRules
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,7 +55,8 @@ def _host(ask: OffloadAsk, gpu: GPU | None) -> HostMemory:
 
 
 def _timing(spec: ModelSpec, inputs: PlanInputs, gpu: GPU | None, ask: OffloadAsk,
-            off: OffloadPlan, context: int) -> dict[str, object]:
+            off: OffloadPlan, context: int, cost_rules: CostRules | None = None
+            ) -> dict[str, object]:
     from kvplan.hardware.hosts import get_link, gpu_host
 
     link = None
@@ -73,11 +75,13 @@ def _timing(spec: ModelSpec, inputs: PlanInputs, gpu: GPU | None, ask: OffloadAs
         "disk_reload_ms": None, "disk_reload_wins_above_tokens": None}
     if gpu is None or not gpu.peak_bf16_flops_per_s or link is None:
         return out  # no time model for a device known only by its memory
+    from kvplan.perf.cost_rules import opt_in
     from kvplan.perf.layout import Layout
     from kvplan.perf.offload_time import Recompute, reload_ms, reload_wins_above_tokens
 
     recompute = Recompute(spec, gpu, kv_dtype=inputs.kv_dtype,
-                          layout=Layout(tp=inputs.tp, dp_attention=inputs.dp_attention))
+                          layout=Layout(tp=inputs.tp, dp_attention=inputs.dp_attention),
+                          eff=None if cost_rules is None else opt_in(cost_rules, gpu))
     block = off.tiers[0].unit_tokens if off.tiers else inputs.resolved_block_size
     n = off.prefix.reloaded_tokens
     bpt = off.bytes_per_token
@@ -101,9 +105,11 @@ def _timing(spec: ModelSpec, inputs: PlanInputs, gpu: GPU | None, ask: OffloadAs
 
 
 def run_offload(spec: ModelSpec, inputs: PlanInputs, plan: CapacityPlan, gpu: GPU | None,
-                ask: OffloadAsk, *, prompt: int | None = None) -> OffloadPlan | None:
+                ask: OffloadAsk, *, prompt: int | None = None, cost_rules: CostRules | None = None
+                ) -> OffloadPlan | None:
     """The offload answer for `plan` (None: no tier and no prefix reuse asked); `spec` as the
-    engine serves it (EngineRules.served_spec)."""
+    engine serves it (EngineRules.served_spec). `cost_rules`: the time model's opt-in rules
+    (kvplan.perf.cost_rules.CostRules) for the recompute it is weighed against; None: none."""
     if not ask.asked:
         return None
     check_token_sized(spec, "the offload tiers")
@@ -111,7 +117,7 @@ def run_offload(spec: ModelSpec, inputs: PlanInputs, plan: CapacityPlan, gpu: GP
         raise InputError("--disk-read-gbps: must be > 0")
     off = offload_plan(spec, inputs, plan, ask.settings, _host(ask, gpu), prompt=prompt,
                        hit_rate=ask.prefix_hit_rate)
-    return replace(off, timing=_timing(spec, inputs, gpu, ask, off, plan.context))
+    return replace(off, timing=_timing(spec, inputs, gpu, ask, off, plan.context, cost_rules))
 
 
 def plan_offload(spec: ModelSpec, req: PlanRequest, plan: ServingPlan, ask: OffloadAsk | None
@@ -127,7 +133,8 @@ def plan_offload(spec: ModelSpec, req: PlanRequest, plan: ServingPlan, ask: Offl
 
     c = plan.chosen
     inputs = plan_inputs_for(req, c.gpu, c.layout, c.kv_dtype, c.mem_fraction, c.context)
-    off = run_offload(req.engine.rules.served_spec(spec, inputs), inputs, c.capacity, c.gpu, ask)
+    off = run_offload(req.engine.rules.served_spec(spec, inputs), inputs, c.capacity, c.gpu, ask,
+                      cost_rules=req.cost_rules)
     if off is None:
         return plan, None
     if off.host_mem_fits is False:

@@ -289,8 +289,8 @@ def prefill_step_ms(spec: ModelSpec, req: PlanRequest, cand: Candidate, *, promp
 def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     """(served spec, GPU, CostInputs) the cost model times `cand` with, or None where it does not
     model the layout (pipeline stages, a device known only by its size)."""
+    from kvplan.perf.cost_rules import opt_in
     from kvplan.perf.costmodel import CostInputs
-    from kvplan.perf.efficiency import device_efficiency
     from kvplan.perf.engine_traits import engine_efficiency
     from kvplan.perf.flops import MLAForm
     from kvplan.perf.layout import Layout as CostLayout
@@ -316,7 +316,7 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
         context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
         layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
                           ep=lay.ep if lay.ep > 1 else 1),
-        efficiency=engine_efficiency(req.engine.value, device_efficiency(cand.gpu),
+        efficiency=engine_efficiency(req.engine.value, opt_in(req.cost_rules, cand.gpu),
                                      enforce_eager=bool(req.extra.get("enforce_eager")),
                                      version=req.engine_version,
                                      prefill_graph=False if req.disaggregated else None,

@@ -97,6 +97,8 @@ class PlanRequest:
     # prefill server without its piecewise prefill CUDA graphs (kvplan.engines.sglang.
     # prefill_graph, `disaggregation_mode != "null"`).
     disaggregated: bool = False
+    # The time model's opt-in rules (kvplan.perf.cost_rules.CostRules); None: none.
+    cost_rules: Any = None
 
     @property
     def gpu_list(self) -> tuple[GPU, ...]:

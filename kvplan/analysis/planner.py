@@ -48,6 +48,7 @@ from kvplan.engines.kv_dtype import (
     supported_kv_dtypes,
 )
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
+from kvplan.engines.sglang.deepep import moe_a2a_launch_groups
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
 
@@ -71,7 +72,9 @@ def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPla
         speculative_num_draft_tokens=req.extra.get("speculative_num_draft_tokens"),
         running_cap=req.max_num_seqs,
         limit_mm_per_prompt=req.extra.get("limit_mm_per_prompt", ()),
-        skip_mm_profiling=bool(req.extra.get("skip_mm_profiling"))),
+        skip_mm_profiling=bool(req.extra.get("skip_mm_profiling")),
+        # SGLang's MoE all-to-all as planned (only where given: kvplan.cli.moe_a2a_opts).
+        extra_groups=moe_a2a_launch_groups(req.extra)),
         ref=req.model_ref)
     env = long_context_env(spec, cand.context, req.engine)
     return replace(launch, env=launch.env + env) if env else launch

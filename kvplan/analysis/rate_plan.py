@@ -42,6 +42,8 @@ class RatePlan:
     workload: dict[str, Any] = field(default_factory=dict)
     # The engine's own flags applied (--engine-arg: flag, value, the setting it set).
     engine_args: tuple[dict[str, Any], ...] = ()
+    # The time model's opt-in rules on (kvplan.perf.cost_rules.CostRules.records).
+    cost_rules: tuple[dict[str, Any], ...] = ()
 
     @property
     def best(self) -> LayoutTrial | None:
@@ -78,7 +80,8 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   platform: str | None = None, cpu_amx: bool | None = None,
                   limit_mm_per_prompt: str | None = None,
                   skip_mm_profiling: bool = False, engine_args: Sequence[str] = (),
-                  max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None
+                  max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
+                  cost_rules: Any = None, moe_a2a: dict[str, Any] | None = None
                   ) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
@@ -89,10 +92,14 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     --limit-mm-per-prompt and --skip-mm-profiling. `engine_args`: the engine's own flags as it
     spells them (`--engine-arg`, kvplan.analysis.simulate.engine_args), on every layout;
     `max_num_seqs`, `max_num_batched_tokens`: kvplan's own options of those names (None: the
-    engine's defaults), on every layout too."""
+    engine's defaults), on every layout too. `cost_rules`: the time model's opt-in rules
+    (kvplan.perf.cost_rules.CostRules; None: none), on every layout; `moe_a2a`: SGLang's MoE
+    all-to-all settings as kvplan's options give them (EngineSettings' fields of those names;
+    --engine-arg sets them too)."""
     check_token_sized(spec, "plan --rate")
     settings = with_engine_args(EngineSettings(max_num_seqs=max_num_seqs,
-                                               max_num_batched_tokens=max_num_batched_tokens),
+                                               max_num_batched_tokens=max_num_batched_tokens,
+                                               **(moe_a2a or {})),
                                 engine, engine_args, engine_version)
     if settings.trtllm.adp_balance is not None:
         raise InputError("--engine-arg attention_dp_config.enable_balance=true: needs attention "
@@ -116,7 +123,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          platform=platform, cpu_amx=cpu_amx,
                          limit_mm_per_prompt=limit_mm_per_prompt,
                          skip_mm_profiling=skip_mm_profiling, executor=executor,
-                         settings=settings,
+                         settings=settings, cost_rules=cost_rules,
                          jobs=usable_cpus() if jobs is None else jobs)
     return RatePlan(model=model, gpu=gpu, engine=engine.value, rate=rate,
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
@@ -125,4 +132,5 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                               "input_len": options.input_len,
                               "output_len": options.output_len, "trace": options.trace,
                               "trace_format": options.trace_format, "seed": options.seed},
-                    engine_args=tuple(settings.applied_dicts()))
+                    engine_args=tuple(settings.applied_dicts()),
+                    cost_rules=() if cost_rules is None else tuple(cost_rules.records()))

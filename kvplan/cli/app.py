@@ -17,8 +17,11 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand
 
+import kvplan.cli.cost_opts as co
+import kvplan.cli.moe_a2a_opts as ma
 import kvplan.cli.offload_opts as oo
 from kvplan._util.dtypes import KVDType
+from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
 from kvplan.analysis.answers import estimate_headline
 from kvplan.analysis.estimate_run import run_estimate
@@ -85,6 +88,7 @@ from kvplan.engines.base import (
 from kvplan.engines.context import above_max_record, context_refusal
 from kvplan.present.answers import estimate_answer
 from kvplan.present.capacity_view import capacity_summary_view, capacity_view
+from kvplan.present.cost_rules_view import with_cost_rules
 from kvplan.present.estimate_view import estimate_summary, estimate_view
 from kvplan.present.offload_view import with_offload
 from kvplan.present.render import OutputFormat, emit, warn
@@ -280,6 +284,11 @@ def estimate_cmd(
     host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
     host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
     prefix_hit_rate: oo.PrefixHitOpt = 0.0,
+    moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
+    moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
+    moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
@@ -287,6 +296,8 @@ def estimate_cmd(
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
     with handle_errors():
+        # The time model's opt-in rules: estimate times only the offload tiers' recompute.
+        rules = co.cost_rules_of(locals())
         inputs = estimate_inputs(
             load_spec(model), context=context, engine=engine, gpu=gpu,
             kv_dtype=kv_dtype,
@@ -316,10 +327,16 @@ def estimate_cmd(
             max_mamba_cache_size=max_mamba_cache_size,
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
-            disable_hybrid_swa_memory=disable_hybrid_swa_memory)
+            disable_hybrid_swa_memory=disable_hybrid_swa_memory,
+            cost_rules=rules if rules.on else None, **ma.moe_a2a_options(locals(), engine.value))
         if inputs.kv_dtype_note is not None:
             warn(f"kvplan: warning: {inputs.kv_dtype_note}")
         ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
+        if rules.on and (ask is None or not ask.asked):
+            raise InputError(f"{rules.records()[0]['option']}: estimate prices time only for "
+                             "the offload tiers' recompute (--kv-offloading-size, "
+                             "--enable-hierarchical-cache, --host-cache-size, ...); plan, "
+                             "compare and simulate price every step")
         answer = run_estimate(inputs, batch=concurrency or 1,
                               requests=None if inputs.capacity is None else concurrency,
                               offload=ask,
@@ -349,9 +366,10 @@ def estimate_cmd(
                  f"({answer.plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
         summary = capacity_summary_view(inputs.spec, answer.plan, device=inputs.device,
                                         est=answer.estimate, reverse=answer.reverse)
-        emit(with_offload(replace(view, records={**view.records, **cap.records},
-                                  more=(*view.more, cap), answer=line, summary=summary),
-                          answer.offload), fmt, explain=explain)
+        emit(with_cost_rules(with_offload(
+            replace(view, records={**view.records, **cap.records}, more=(*view.more, cap),
+                    answer=line, summary=summary), answer.offload), rules.records()),
+             fmt, explain=explain)
 
 
 def import_cmd(

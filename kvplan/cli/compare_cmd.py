@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+import kvplan.cli.cost_opts as co
 from kvplan.cli.common import (
     CpuAmxOpt,
     ExplainOpt,
@@ -121,6 +122,9 @@ def compare_cmd(
              "launches (fitted on its bench_one_batch prefills, examples/cost-bench.md); 0 for "
              "vLLM and TensorRT-LLM, which launch it from CUDA graphs or a compiled "
              "engine.")] = 70.0,
+    moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw each scheme's max requests (bytes per request without --gpu) "
@@ -131,12 +135,14 @@ def compare_cmd(
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
     --gpu the roofline and predicted decode/prefill time, throughput and cost."""
     with handle_errors():
+        rules = co.cost_rules_of(locals())
         from kvplan.analysis.compare import compare_schemes
         from kvplan.hardware.gpus import get_gpu
         from kvplan.hardware.interconnect import get_interconnect
         from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, device_efficiency
         from kvplan.perf.layout import Layout
         from kvplan.present.compare_view import compare_view
+        from kvplan.present.cost_rules_view import with_cost_rules
 
         spec = load_spec(model)
         platform_name = None if platform is None else platform.value
@@ -160,6 +166,10 @@ def compare_cmd(
         base = device_efficiency(preset) if preset is not None else DEFAULT_EFFICIENCY
         efficiency = replace(base, **overrides, prefill_launch_s=prefill_launch_us * 1e-6,
                              layer_overhead_s=layer_overhead_us * 1e-6)
+        # The time model's opt-in rules (kvplan.perf.cost_rules) over those fractions.
+        if rules.on:
+            rules.check(gpu=preset)
+            efficiency = rules.apply(efficiency, preset)
         comparison = compare_schemes(
             spec, context=context, kv_dtype=kv_dtype, batch=batch, groups=groups,
             kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
@@ -174,6 +184,8 @@ def compare_cmd(
                          platform=platform_name, cpu_amx=cpu_amx)
         view = compare_view(spec, comparison, context=context, batch=batch,
                             kv_dtype=kv_dtype, tp=tp, gpu=preset, share_layers=share_layers)
-        # Every row at the same context and request count, under the names every command uses.
-        emit(replace(view, records=[{**r, "context": context, "concurrency": batch}
-                                    for r in view.records]), fmt, explain=explain)
+        # Every row at the same context and request count, under the names every command uses;
+        # the opt-in cost rules on, where one is (kvplan.present.cost_rules_view).
+        view = replace(view, records=[{**r, "context": context, "concurrency": batch}
+                                      for r in view.records])
+        emit(with_cost_rules(view, rules.records()), fmt, explain=explain)

@@ -80,6 +80,7 @@ def disagg_plan_view(opts: dict[str, Any]) -> Any:
     from kvplan.cli.common import load_spec
     from kvplan.hardware.gpus import get_gpu
     from kvplan.hardware.kv_links import get_kv_link
+    from kvplan.present.cost_rules_view import with_cost_rules
     from kvplan.present.disagg_view import disagg_view
 
     if opts.get("concurrency") is not None and opts.get("rate") is not None:
@@ -106,5 +107,7 @@ def disagg_plan_view(opts: dict[str, Any]) -> Any:
         concurrency=opts.get("concurrency"), rate=opts.get("rate"),
         slo_ttft_ms=opts.get("slo_ttft_ms"), slo_tpot_ms=opts.get("slo_tpot_ms"),
         prices=opts.get("prices") or {},
-        allow_long_context=bool(opts.get("allow_long_context")))
-    return disagg_view(spec, plan_disagg(spec, req))
+        allow_long_context=bool(opts.get("allow_long_context")),
+        cost_rules=rules if (rules := opts.get("cost_rules")) is not None and rules.on else None)
+    view = disagg_view(spec, plan_disagg(spec, req))
+    return view if rules is None else with_cost_rules(view, rules.records())

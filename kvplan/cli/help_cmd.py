@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kvplan.cli.vocab import ENGINE_PANELS, HOST_STAGES_PANEL
+from kvplan.cli.vocab import COST_RULES_PANEL, ENGINE_PANELS, HOST_STAGES_PANEL
 
 FULL_HELP_KEY = "kvplan_full_help"
 ENGINES_TOPIC = "engines"
@@ -19,7 +19,7 @@ ENGINES_TOPIC = "engines"
 _CHOICES_MAX = 22
 # Panels shown folded in a command's one-screen --help: one line naming their options, each in
 # full in `kvplan help COMMAND` (the offload tiers' fourteen options, issue 29).
-FOLDED_PANELS = ("KV offload", HOST_STAGES_PANEL)
+FOLDED_PANELS = ("KV offload", HOST_STAGES_PANEL, COST_RULES_PANEL)
 
 
 def first_sentence(doc: str) -> str:
@@ -89,12 +89,15 @@ def print_compact_help(command: Any, ctx: Any) -> None:
             continue
         help_text = (getattr(param, "help", None) or "").replace("\\[", "[")
         panels.setdefault(_panel(param), []).append(HelpRow(_short_names(param), help_text))
-    for title in FOLDED_PANELS:
-        if panels.get(title):
-            rows = panels[title]
-            names = ", ".join(r.names.split()[0] for r in rows)
-            panels[title] = [HelpRow(f"{len(rows)} options",
-                                     f"in full: kvplan help {command.name}; {names}")]
+    # The folded panels share one box of one line (cli60: a box each took three lines, and
+    # plan's --help is held to one screen): their option count, then each panel's names.
+    folded = [(title, panels.pop(title)) for title in FOLDED_PANELS if panels.get(title)]
+    if folded:
+        count = sum(len(rows) for _, rows in folded)
+        names = "; ".join(f"{title}: " + ", ".join(r.names.split()[0] for r in rows)
+                          for title, rows in folded)
+        panels[" / ".join(title for title, _ in folded)] = [HelpRow(
+            f"{count} options", f"in full: kvplan help {command.name}; {names}")]
     ordered = [(t, panels[t]) for t in panels if t not in ENGINE_PANELS]
     ordered += [(f"{t} options", panels[t]) for t in ENGINE_PANELS if t in panels]
     usage = "Usage: " + " ".join([ctx.command_path, *command.collect_usage_pieces(ctx)])

@@ -5,6 +5,8 @@ from typing import Annotated, Any
 
 import typer
 
+import kvplan.cli.cost_opts as co
+import kvplan.cli.moe_a2a_opts as ma
 import kvplan.cli.offload_opts as oo
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.analysis.simulate.executor import Executor
@@ -220,6 +222,11 @@ def plan_cmd(
     host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
     host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
     prefix_hit_rate: oo.PrefixHitOpt = 0.0,
+    moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
+    moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
+    moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw requests per replica against context for the candidate "
@@ -249,11 +256,17 @@ def plan_cmd(
     from kvplan.analysis.offload_run import plan_offload
     from kvplan.analysis.planner import PlanRequest, plan_serving, planned_spec
     from kvplan.present.capacity_view import plan_view
+    from kvplan.present.cost_rules_view import with_cost_rules
     from kvplan.present.offload_view import with_offload
 
     ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
 
     with handle_errors():
+        # The time model's opt-in rules: vLLM's ungraphed launches in the simulator only.
+        rules = co.cost_rules_of(locals())
+        rules.check(engine=(engine or DEFAULT_ENGINE).value, simulated=rate is not None
+                    and not disagg)
+        moe_a2a = ma.moe_a2a_options(locals(), (engine or DEFAULT_ENGINE).value)
         check_disagg_flags(disagg, {
             "--scenario": scenario, "--nodes": nodes, "--max-num-seqs": max_num_seqs,
             "--max-num-batched-tokens": max_num_batched_tokens,
@@ -265,7 +278,9 @@ def plan_cmd(
             "--limit-mm-per-prompt": limit_mm_per_prompt,
             "--skip-mm-profiling": skip_mm_profiling or None,
             # The disaggregated plan's ratio is the formulas', not a simulation.
-            "--engine-arg": engine_arg}, {
+            "--engine-arg": engine_arg,
+            # One MoE all-to-all for both roles is not read (each role launches its own).
+            "--moe-a2a-backend": moe_a2a or None}, {
             "--prefill-tp": prefill_tp != 1, "--decode-tp": decode_tp != 1,
             "--prefill-pp": prefill_pp != 1, "--decode-pp": decode_pp != 1,
             "--prefill-dp": prefill_dp != 1, "--decode-dp": decode_dp != 1,
@@ -285,7 +300,7 @@ def plan_cmd(
                 "prices": dict(_price(p) for p in price or ()), "input_len": input_len,
                 "output_len": output_len, "link": link, "rails": rails,
                 "connector": connector, "block_size": block_size,
-                "allow_long_context": allow_long_context,
+                "allow_long_context": allow_long_context, "cost_rules": rules,
                 **{f"{role}_{k}": v for role, vals in (
                     ("prefill", (prefill_tp, prefill_pp, prefill_dp, prefill_ep,
                                  prefill_dp_attention)),
@@ -308,6 +323,7 @@ def plan_cmd(
                    limit_mm_per_prompt=limit_mm_per_prompt,
                    skip_mm_profiling=skip_mm_profiling or None, jobs=jobs, executor=executor,
                    engine_args=tuple(engine_arg or ()), max_num_seqs=max_num_seqs,
+                   cost_rules=rules if rules.on else None, moe_a2a=moe_a2a,
                    max_num_batched_tokens=max_num_batched_tokens,
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
@@ -345,6 +361,7 @@ def plan_cmd(
             "allow_long_context": allow_long_context or None,
             "limit_mm_per_prompt": limit_mm_per_prompt,
             "skip_mm_profiling": skip_mm_profiling or None,
+            "cost_rules": rules if rules.on else None, "moe_a2a": moe_a2a or None,
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
         if prices is not None or price:
@@ -365,7 +382,8 @@ def plan_cmd(
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
                       force=force, platform=opts.get("platform"), cpu_amx=opts.get("cpu_amx"))
         shown = planned_spec(spec, req, result)
-        emit(with_offload(plan_view(shown, result), tiers), fmt, explain=explain)
+        emit(with_cost_rules(with_offload(plan_view(shown, result), tiers), rules.records()),
+             fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
 
@@ -407,6 +425,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     for key in ("speculative_method", "quantization", "shared_prefix", "mxfp4_backend"):
         if opts.get(key) is not None:
             extra[key] = opts[key]
+    extra.update(opts.get("moe_a2a") or {})  # SGLang's MoE all-to-all (cli.moe_a2a_opts)
     if opts.get("dtype") not in (None, WeightDType.auto):
         extra["dtype"] = WeightDType(opts["dtype"]).value
     extra["num_speculative_tokens"] = speculative_tokens(
@@ -420,7 +439,8 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
         mem_fraction=opts.get("mem_fraction"), max_num_seqs=opts.get("max_num_seqs"),
         max_num_batched_tokens=opts.get("max_num_batched_tokens"),
         prices=opts.get("prices") or {}, extra=extra,
-        allow_long_context=bool(opts.get("allow_long_context")))
+        allow_long_context=bool(opts.get("allow_long_context")),
+        cost_rules=opts.get("cost_rules"))
     return plan_serving(spec, req), spec, req
 
 
@@ -429,6 +449,7 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
     """`plan --rate`: parse, one library call (kvplan.analysis.rate_plan), present."""
     from kvplan.analysis.rate_plan import plan_for_rate
     from kvplan.analysis.simulate.workload import WorkloadOptions
+    from kvplan.present.cost_rules_view import with_cost_rules
     from kvplan.present.rate_plan_view import rate_plan_view
 
     with handle_errors():
@@ -455,10 +476,12 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                                            "executor", "platform", "cpu_amx",
                                            "limit_mm_per_prompt", "skip_mm_profiling",
                                            "engine_args", "max_num_seqs",
-                                           "max_num_batched_tokens")
+                                           "max_num_batched_tokens", "cost_rules",
+                                           "moe_a2a")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))
-        emit(rate_plan_view(result), fmt, explain=explain)
+        emit(with_cost_rules(rate_plan_view(result), list(result.cost_rules)), fmt,
+             explain=explain)
     if result.best is None:
         raise typer.Exit(EXIT_DOES_NOT_FIT)

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+import kvplan.cli.cost_opts as co
+import kvplan.cli.moe_a2a_opts as ma
 from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
@@ -236,6 +238,11 @@ def simulate_cmd(
     force: Annotated[bool, typer.Option("--force", help="Overwrite --timeline / --plot.")
                      ] = False,
     mxfp4_backend: Mxfp4BackendOpt = None,
+    moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
+    moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
+    moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
@@ -251,9 +258,13 @@ def simulate_cmd(
     from kvplan.analysis.simulate.trtllm_scheduler import POLICIES as TRTLLM_POLICIES
     from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
     from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
+    from kvplan.present.cost_rules_view import with_cost_rules
     from kvplan.present.simulate_view import simulate_view, timeline_csv, write_timeline_plot
 
     with handle_errors():
+        rules = co.cost_rules_of(locals())
+        rules.check(engine=engine.value)
+        moe_a2a = ma.moe_a2a_options(locals(), engine.value)
         spec = load_spec(model)
         outputs = [(o, p) for o, p in (("--timeline", timeline), ("--plot", plot)) if p]
         inputs_files = tuple(p for p in (trace, tokenizer) if p is not None)
@@ -307,20 +318,21 @@ def simulate_cmd(
         # kvplan's own options, then the engine's flags (--engine-arg) over them.
         settings = with_engine_args(EngineSettings(
             max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens,
-            prefix_caching=prefix_caching, async_scheduling=async_scheduling,
+            prefix_caching=prefix_caching, async_scheduling=async_scheduling, **moe_a2a,
             trtllm=TrtllmOptionsSim(chunked_prefill=enable_chunked_prefill,
                                     policy=capacity_scheduler_policy),
             sglang=SglangOptionsSim(chunked_prefill_size=chunked_prefill_size,
                                     schedule_conservativeness=schedule_conservativeness,
                                     schedule_policy=schedule_policy)),
             engine, engine_arg or (), engine_version)
+        a2a = {k: v for k, v in settings.estimate_options().items() if k in ma.KEYS}
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
             dp_attention=rank_dp_attention,
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=settings.max_num_batched_tokens,
-            max_num_seqs=settings.max_num_seqs,
+            max_num_seqs=settings.max_num_seqs, **a2a,
             engine_version=engine_version, prefix_caching=settings.prefix_caching,
             platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
@@ -328,7 +340,8 @@ def simulate_cmd(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory,
-            mxfp4_backend=None if mxfp4_backend is None else mxfp4_backend.value)
+            mxfp4_backend=None if mxfp4_backend is None else mxfp4_backend.value,
+            cost_rules=rules if rules.on else None)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=settings.async_scheduling,
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
@@ -354,6 +367,7 @@ def simulate_cmd(
         if settings.applied:  # the engine's flags as applied (only where given)
             view = replace(view, records={**view.records,
                                           "engine_args": settings.applied_dicts()})
+        view = with_cost_rules(view, rules.records())  # the opt-in rules, where one is on
         if timeline is not None:
             text = timeline_csv(result)
             atomic_write("--timeline", timeline,

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
+from kvplan.perf.efficiency import Efficiency
 from kvplan.perf.layout import Layout
 from kvplan.perf.mixed_step import MixedStepCost
 from kvplan.perf.roofline import step_time
@@ -35,8 +36,11 @@ def reload_ms(tokens: int, bytes_per_token: int, link_bytes_per_s: float) -> flo
 class Recompute:
     """The time model's prefill of n tokens on one rank of `layout` (memoised)."""
 
-    def __init__(self, spec: ModelSpec, gpu: GPU, *, kv_dtype: str, layout: Layout) -> None:
+    def __init__(self, spec: ModelSpec, gpu: GPU, *, kv_dtype: str, layout: Layout,
+                 eff: Efficiency | None = None) -> None:
+        # `eff`: the fractions to time with (None: the GPU's, device_efficiency).
         self.spec, self.gpu, self.kv_dtype, self.layout = spec, gpu, kv_dtype, layout
+        self.eff = eff
         self._memo: dict[int, float] = {}
         self._mixed: MixedStepCost | None = None
 
@@ -44,7 +48,8 @@ class Recompute:
         hit = self._memo.get(tokens)
         if hit is None:
             st = step_time(self.spec, self.gpu, tokens=tokens, context=tokens, requests=1,
-                           phase="prefill", logits=1, kv_dtype=self.kv_dtype, layout=self.layout)
+                           phase="prefill", logits=1, kv_dtype=self.kv_dtype, layout=self.layout,
+                           eff=self.eff)
             hit = self._memo[tokens] = st.seconds * 1e3
         return hit
 
@@ -52,7 +57,7 @@ class Recompute:
         """The prefill a hit of `tokens` saves in a prompt of `prompt` tokens."""
         if self._mixed is None:
             self._mixed = MixedStepCost(self.spec, self.gpu, kv_dtype=self.kv_dtype,
-                                        layout=self.layout)
+                                        layout=self.layout, eff=self.eff)
         whole = self._mixed.seconds(decode_contexts=[], chunks=[(0, prompt)])
         rest = self._mixed.seconds(decode_contexts=[], chunks=[(tokens, prompt - tokens)])
         return (whole - rest) * 1e3

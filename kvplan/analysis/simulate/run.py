@@ -67,7 +67,7 @@ from kvplan.kv.cache import check_token_sized
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
-from kvplan.perf.efficiency import device_efficiency
+from kvplan.perf.cost_rules import opt_in
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.flops import MLAForm
 from kvplan.perf.layout import Layout
@@ -375,12 +375,12 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
             else MLAForm.absorbed)
     conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
     layout = Layout(tp=cap.tp, dp_attention=cap.dp_attention, ep=cap.ep if cap.ep > 1 else 1)
-    # SGLang's piecewise prefill graphs: off under DP attention and PP (sglang.prefill_graph).
-    graph = False if cap.dp_attention or cap.pp > 1 else prefill_graph
+    graph = False if cap.dp_attention or cap.pp > 1 else prefill_graph  # off: DP attn, PP
     return MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
-                         eff=engine_efficiency(cap.engine.value, device_efficiency(inputs.gpu),
-                                               version=cap.engine_version, prefill_graph=graph,
-                                               options=cap.options, spec=spec),
+                         eff=engine_efficiency(
+                             cap.engine.value, opt_in(inputs.cost_rules, inputs.gpu),
+                             version=cap.engine_version, prefill_graph=graph, options=cap.options,
+                             spec=spec),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
                          mla_form=form, graph_sizes=graphs, eager_prefill=True)
 

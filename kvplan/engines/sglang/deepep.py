@@ -69,11 +69,12 @@ kvplan's pool is unchanged by them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from math import comb
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import UnmodelledError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.engines.sglang.deepep_speed import measured_speed
 from kvplan.model.quant_config import quant_method
 from kvplan.model.spec import ModelSpec, MoESpec
@@ -191,8 +192,13 @@ def sglang_dp_attention_weights(options: EngineOptions | None) -> DpAttentionWei
                               lm_head_split=not dp_lm_head)
 
 
-def check_moe_a2a(inputs: PlanInputs) -> None:
-    """Refuse, in one line, the MoE communication settings kvplan does not price."""
+def check_moe_a2a(inputs: PlanInputs, spec: ModelSpec | None = None) -> None:
+    """Refuse, in one line, the MoE communication settings kvplan does not price. Two of them
+    SGLang itself starts with (0.5.9 server_args.py:2177-2185 `_handle_a2a_moe` only sets
+    ep_size = tp_size; no check refuses them): DeepEP on a model with no routed experts (no
+    MoE layer dispatches; `spec`) and on one rank (EP 1: no other rank to send to). A refusal
+    of the layout (DP attention, EP) is an InputError, so that `plan` searches the layouts
+    that take the settings; one of the settings themselves, an UnmodelledError."""
     a2a, mode, dense_tp, dp_lm_head, _ = _options(inputs.options)
     if a2a not in A2A_BACKENDS:
         raise UnmodelledError(f"--moe-a2a-backend {a2a}: not read (kvplan prices none and "
@@ -203,7 +209,7 @@ def check_moe_a2a(inputs: PlanInputs) -> None:
         raise UnmodelledError(f"--moe-dense-tp-size {dense_tp}: SGLang takes only 1 or unset "
                               "(server_args.py:4823-4826)")
     if dp_lm_head and not inputs.dp_attention:
-        raise UnmodelledError("--enable-dp-lm-head: SGLang needs --enable-dp-attention with it "
+        raise InputError("--enable-dp-lm-head: SGLang needs --enable-dp-attention with it "
                               "(server_args.py:1942-1945)")
     if a2a == "none" and dense_tp is None:
         return
@@ -213,9 +219,37 @@ def check_moe_a2a(inputs: PlanInputs) -> None:
             "only (it holds the shared experts, whole under DeepEP, in one group with the dense "
             "MLP layers, whole under --moe-dense-tp-size 1)")
     if not inputs.dp_attention:
-        raise UnmodelledError("--moe-a2a-backend deepep: priced under --enable-dp-attention "
+        raise InputError("--moe-a2a-backend deepep: priced under --enable-dp-attention "
                               "only (with TP attention SGLang scatters the tokens over the TP "
                               "ranks before the dispatch, not read)")
     if inputs.ep != inputs.tp:
-        raise UnmodelledError(f"--moe-a2a-backend deepep: SGLang sets --ep-size to --tp-size "
+        raise InputError(f"--moe-a2a-backend deepep: SGLang sets --ep-size to --tp-size "
                               f"(server_args.py:1990), not {inputs.ep} with TP {inputs.tp}")
+    if inputs.ep < 2:
+        raise InputError(f"--moe-a2a-backend deepep: EP {inputs.ep} (SGLang's --ep-size is "
+                              "--tp-size, server_args.py:1990 0.5.8.post1): one rank sends "
+                              "nothing, no all-to-all to price; use EP >= 2 or "
+                              "--moe-a2a-backend none")
+    if spec is not None and spec.moe is None:
+        raise UnmodelledError(f"--moe-a2a-backend deepep: {spec.id} has no routed experts (no "
+                              "MoE layer dispatches; SGLang starts with it all the same, "
+                              "server_args.py 0.5.9:2177-2185): kvplan prices DeepEP on MoE "
+                              "models only")
+
+
+def moe_a2a_launch_groups(settings: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+    """The launch line's flags for the MoE all-to-all settings a plan was given (PlanInputs
+    fields, as SglangOptions names them; none given: none), as SGLang spells them
+    (server_args.py 0.5.9:4086 --moe-a2a-backend, :4112 --deepep-mode, :4189
+    --moe-dense-tp-size, :4575 --enable-dp-lm-head)."""
+    groups: list[tuple[str, ...]] = []
+    a2a = settings.get("moe_a2a_backend")
+    if a2a not in (None, "none"):
+        mode = settings.get("deepep_mode")
+        groups.append(("--moe-a2a-backend", str(a2a))
+                      + (("--deepep-mode", str(mode)) if mode not in (None, "auto") else ()))
+    if settings.get("moe_dense_tp_size") is not None:
+        groups.append(("--moe-dense-tp-size", str(settings["moe_dense_tp_size"])))
+    if settings.get("enable_dp_lm_head"):
+        groups.append(("--enable-dp-lm-head",))
+    return tuple(groups)

@@ -278,7 +278,7 @@ class SglangEngine(EngineDefaults):
         command passes here (estimate_config, stage_pool)."""
         check_sglang_quant_file(spec, inputs.engine_version)
         check_sglang_quantization(spec, inputs.quantization, inputs.engine_version)
-        check_moe_a2a(inputs)
+        check_moe_a2a(inputs, spec)
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         self.check_loadable(spec, inputs)

@@ -1,0 +1,170 @@
+"""The time model's OPT-IN rules a command can switch on (issue 30; cli60): each a constant or a
+table FITTED on kernel tables or derived from one public measurement, never on serving rows, and
+each left off by default because its evaluation on held-out serving rows did not make it the
+default (kvplan.perf.efficiency's docstring gives each figure). `CostRules` holds what a command
+was asked for; `apply` puts it into the device's `Efficiency`; `records` says, for the JSON's
+`cost_rules`, which rules were on, at what value and from where.
+
+The rules (the `Efficiency` field each sets):
+- `moe_gemm` / `fp8_moe_gemm`: the routed experts' one compute-bound fraction per format, bf16
+  0.33 / block-FP8 0.20 (MOE_GEMM_FIT / FP8_MOE_GEMM_FIT, aiconfigurator's H100 fused-MoE tables);
+- `moe_gemm_by_rows` -> `moe_gemm_shape`: the experts' fraction by rows per expert
+  (MOE_GEMM_SHAPE, the same tables; it replaces the one per format, so the two are refused
+  together);
+- `fp8_dense_gemm`: the dense w8a8 FP8 GEMMs' compute-bound fraction, 0.48 (FP8_DENSE_GEMM_FIT,
+  aiconfigurator's H100 GEMM tables);
+- `ungraphed_launch_s`: vLLM's host time per kernel of a step above its largest CUDA graph,
+  4.4 us (VLLM_UNGRAPHED_LAUNCH_S, vLLM PR #20059's TPOT comparison; kvplan.perf.vllm_ungraphed).
+  Only the simulator's vLLM steps read it (kvplan.perf.mixed_step);
+- `gemm_by_shape` -> `gemm_shape`: the bf16 weight GEMMs' fraction by shape, OpenXLA's measured
+  H100 table (kvplan.perf.gemm_shape; the H100-80GB preset only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.hardware.gpus import GPU
+    from kvplan.perf.efficiency import Efficiency
+
+US = 1e-6
+# The word the fraction options take for kvplan's own fitted value (kvplan.cli.cost_opts).
+FITTED = "fitted"
+DERIVED = "derived"
+_UNGRAPHED_SOURCE = ("DERIVED, not fitted: vLLM PR #20059's median TPOT with piecewise against "
+                     "full CUDA graphs (Qwen2.5-1.5B, 0.33-0.40 ms a step over 84 launches: "
+                     "4.4 us a launch; kvplan.perf.vllm_ungraphed)")
+_GEMM_SHAPE_SOURCE = ("OpenXLA's measured sm_90 bf16 matmul table (default_matmul_perf_table."
+                      "txtpb; kvplan.perf.gemm_shape), H100-80GB only")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostRules:
+    """The opt-in rules asked for (module docstring); the defaults are all off."""
+
+    moe_gemm: float | None = None
+    fp8_moe_gemm: float | None = None
+    moe_gemm_by_rows: bool = False
+    fp8_dense_gemm: float | None = None
+    ungraphed_launch_s: float | None = None
+    gemm_by_shape: bool = False
+
+    def __post_init__(self) -> None:
+        if self.moe_gemm_by_rows and (self.moe_gemm is not None
+                                      or self.fp8_moe_gemm is not None):
+            raise InputError("--moe-gemm-by-rows and --moe-gemm-efficiency / "
+                             "--fp8-moe-gemm-efficiency: give one (the fraction by rows per "
+                             "expert replaces the one fraction per format)")
+        for name in ("moe_gemm", "fp8_moe_gemm", "fp8_dense_gemm"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value <= 1:
+                raise InputError(f"--{name.replace('_', '-')}-efficiency: expected a fraction "
+                                 f"in (0, 1] or {FITTED}, got {value}")
+        if self.ungraphed_launch_s is not None and self.ungraphed_launch_s < 0:
+            raise InputError(f"--ungraphed-launch-us: expected >= 0 or {DERIVED}, got "
+                             f"{self.ungraphed_launch_s / US:g}")
+
+    @property
+    def on(self) -> bool:
+        return self != CostRules()
+
+    def check(self, *, engine: str | None = None, simulated: bool = True,
+              gpu: GPU | None = None) -> None:
+        """Refuse, in one line, a rule the command would not price: vLLM's ungraphed launches
+        with another engine or outside the simulator, the GEMM shape table off the H100-80GB."""
+        if self.ungraphed_launch_s is not None:
+            if engine is not None and engine != "vllm":
+                raise InputError(f"--ungraphed-launch-us: vLLM's price of a step above its "
+                                 f"largest CUDA graph (kvplan.perf.vllm_ungraphed); --engine "
+                                 f"{engine} is not vLLM")
+            if not simulated:
+                raise InputError("--ungraphed-launch-us: only the simulator's vLLM steps are "
+                                 "priced with it (kvplan simulate, plan --rate)")
+        if self.gemm_by_shape and gpu is not None:
+            from kvplan.perf.gemm_shape import DEVICE_GEMM_SHAPE
+
+            if gpu.name not in DEVICE_GEMM_SHAPE:
+                raise InputError(f"--gemm-by-shape: the measured table is the H100-80GB's "
+                                 f"(kvplan.perf.gemm_shape); --gpu {gpu.name} has none")
+
+    def apply(self, eff: Efficiency, gpu: GPU | None = None) -> Efficiency:
+        """`eff` (a device's fractions) with the rules asked for in place of its fields."""
+        if not self.on:
+            return eff
+        from kvplan.perf.efficiency import MOE_GEMM_SHAPE
+
+        changes: dict[str, Any] = {}
+        if self.moe_gemm is not None:
+            changes["moe_gemm"] = self.moe_gemm
+        if self.fp8_moe_gemm is not None:
+            changes["fp8_moe_gemm"] = self.fp8_moe_gemm
+        if self.moe_gemm_by_rows:
+            changes["moe_gemm_shape"] = MOE_GEMM_SHAPE
+        if self.fp8_dense_gemm is not None:
+            changes["fp8_dense_gemm"] = self.fp8_dense_gemm
+        if self.ungraphed_launch_s is not None:
+            changes["ungraphed_launch_s"] = self.ungraphed_launch_s
+        if self.gemm_by_shape:
+            from kvplan.perf.gemm_shape import DEVICE_GEMM_SHAPE
+
+            self.check(gpu=gpu)
+            changes["gemm_shape"] = DEVICE_GEMM_SHAPE.get(gpu.name) if gpu is not None else None
+        return replace(eff, **changes)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rules on, for the JSON's `cost_rules`: the `Efficiency` field, the option, the
+        value and where it comes from (kvplan's fitted value's source, or "given")."""
+        if not self.on:
+            return []
+        from kvplan.perf.efficiency import (
+            FP8_DENSE_GEMM_FIT,
+            FP8_MOE_GEMM_FIT,
+            MOE_GEMM_FIT,
+            MOE_GEMM_SHAPE_BF16_FIT,
+            MOE_GEMM_SHAPE_FP8_FIT,
+        )
+        from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
+
+        out: list[dict[str, Any]] = []
+
+        def add(rule: str, option: str, value: Any, fitted: Any, source: str) -> None:
+            out.append({"rule": rule, "option": option, "value": value,
+                        "source": source if value == fitted else "given", "opt_in": True})
+
+        if self.moe_gemm is not None:
+            add("moe_gemm", "--moe-gemm-efficiency", self.moe_gemm, MOE_GEMM_FIT.value,
+                "FITTED: " + MOE_GEMM_FIT.source)
+        if self.fp8_moe_gemm is not None:
+            add("fp8_moe_gemm", "--fp8-moe-gemm-efficiency", self.fp8_moe_gemm,
+                FP8_MOE_GEMM_FIT.value, "FITTED: " + FP8_MOE_GEMM_FIT.source)
+        if self.moe_gemm_by_rows:
+            out.append({"rule": "moe_gemm_shape", "option": "--moe-gemm-by-rows",
+                        "value": {"bf16": [list(p) for p in MOE_GEMM_SHAPE_BF16_FIT.value],
+                                  "fp8": [list(p) for p in MOE_GEMM_SHAPE_FP8_FIT.value]},
+                        "source": ("FITTED: " + MOE_GEMM_SHAPE_BF16_FIT.source + "; "
+                                   + MOE_GEMM_SHAPE_FP8_FIT.source), "opt_in": True})
+        if self.fp8_dense_gemm is not None:
+            add("fp8_dense_gemm", "--fp8-dense-gemm-efficiency", self.fp8_dense_gemm,
+                FP8_DENSE_GEMM_FIT.value, "FITTED: " + FP8_DENSE_GEMM_FIT.source)
+        if self.ungraphed_launch_s is not None:
+            add("ungraphed_launch_s", "--ungraphed-launch-us", self.ungraphed_launch_s,
+                VLLM_UNGRAPHED_LAUNCH_S, _UNGRAPHED_SOURCE)
+        if self.gemm_by_shape:
+            add("gemm_shape", "--gemm-by-shape", "H100-80GB", "H100-80GB", _GEMM_SHAPE_SOURCE)
+        return out
+
+
+NO_COST_RULES = CostRules()
+
+
+def opt_in(rules: CostRules | None, gpu: GPU) -> Efficiency:
+    """`gpu`'s fractions (kvplan.perf.efficiency.device_efficiency) with `rules` in place (None:
+    as they are): what the simulator and the planner time a step with."""
+    from kvplan.perf.efficiency import device_efficiency
+
+    eff = device_efficiency(gpu)
+    return eff if rules is None else rules.apply(eff, gpu)
