@@ -53,7 +53,9 @@ def test_marlin_padded_rows_by_hand() -> None:
 
 def test_vllm_runs_marlin_for_mxfp4_where_its_backend_says_so() -> None:
     # get_mxfp4_backend (vllm 0.11.0 quantization/mxfp4.py:94-99): Marlin below SM 9.0; Hopper
-    # too before 0.11.1 (no triton_kernels in the wheel: kvplan.engines.vllm.mxfp4_backend).
+    # too before 0.11.1 (no triton_kernels in the wheel: kvplan.engines.vllm.mxfp4_backend);
+    # SM 10.x FlashInfer (:66-85); SM 12.x Marlin (Triton needs 9.0 <= capability < 11.0 from
+    # 0.11.1, 0.15.1 mxfp4.py:152-165).
     def pick(gpu: str, version: str) -> object:
         return VLLM_MOE_KERNELS.kernel(MXFP4_EXPERTS, version=version, gpu=get_gpu(gpu), ep=1,
                                        dp_ranks=1)
@@ -63,6 +65,8 @@ def test_vllm_runs_marlin_for_mxfp4_where_its_backend_says_so() -> None:
     assert pick("H100-80GB", "0.11.0") is VLLM_MARLIN_MXFP4_MOE
     assert pick("H100-80GB", "0.15.1") is None  # Triton's kernel: not priced
     assert pick("MI300X", "0.11.0") is None  # ROCm: not Marlin
+    assert pick("B200", "0.11.0") is None  # SM 10.0: FlashInfer's MXFP4 kernels
+    assert pick("RTX-5090", "0.15.1") is VLLM_MARLIN_MXFP4_MOE  # SM 12.0: Triton needs < 11.0
     spec = load_model(CONFIG)[0]
     assert set(routed_expert_formats(spec, range(36)).values()) == {MXFP4_EXPERTS}
 
