@@ -194,7 +194,7 @@ def print_section() -> None:
     doc, part = open_section(DATA, "Prospective 60: gpustack's A100 pages and its TensorRT-LLM "
                                    "and SGLang rows, frozen before kvplan was run on them")
     refused = [r for r in part if r.refused]
-    print(f"{len(part)} runs, first evaluated with no change to any rule ({FIRST_EVALUATION}) "
+    print(f"{len(part)} runs; the record of their first evaluation: {FIRST_EVALUATION} "
           "(tests/benches/prospective60_runs.py replays them with prospective30's machinery: "
           "every request of a run sent at t = 0 at the case's mean lengths plus the chat "
           "template's tokens). Errors are predicted / measured - 1; the medians are of their "
