@@ -30,7 +30,7 @@ from tests.benches import (
     prospective60_runs,
     prospective_runs,
 )
-from tests.benches.fitted_rows import FITTED
+from tests.benches.fitted_rows import FITTED, SHAPED_BY
 
 EARLIER = (prospective_runs.DATA, prospective31_runs.DATA, prospective52_runs.DATA,
            prospective53_runs.DATA, prospective53b_runs.DATA, prospective54_runs.DATA,
@@ -166,3 +166,18 @@ def test_only_the_deepseek_rows_share_a_fitted_rows_configuration() -> None:
     group = prospective60_runs.ID_PREFIX + prospective60_runs.SAME_CONFIGURATION + " "
     assert shared == {rid for rid in _runs() if rid.startswith(group)}
     assert len(shared) == 4
+
+
+def test_the_gpt_oss_rows_are_recorded_as_shaping_three_rules() -> None:
+    # Read after the first evaluation (issue 30, gptossa100): vLLM's Marlin MoE for MXFP4
+    # experts (a52829a4), Triton unified attention for models with sinks on SM 8.x
+    # (f8be70f3) and vLLM's first-chunk admission to 0.15.1 (a013bb35). SHAPED_BY names
+    # exactly the sixteen runs of the section's SHAPED groups, and the section's held-out line
+    # leaves them out.
+    shaped = {rid for rid in _runs()
+              if any(rid.startswith(f"{prospective60_runs.ID_PREFIX}{g} ")
+                     for g in prospective60_runs.SHAPED)}
+    assert len(shaped) == 16
+    for commit in ("a52829a4", "f8be70f3", "a013bb35"):
+        entry = next(e for e in SHAPED_BY if e.commit == commit)
+        assert set(entry.rows) == shaped

@@ -16,7 +16,8 @@ class VarlenAttentionKernel:
     "single_token_steps" (only when every query of the kernel call is one token long and the
     layer has no window; otherwise each query head has tiles of its own), "never". Where:
     GPUs of these compute-capability majors, non-latent attention, these KV dtypes, head
-    dimensions that are multiples of 8 up to `max_head_dim`."""
+    dimensions that are multiples of 8 up to `max_head_dim`, and models with attention sinks
+    (`sinks` True), without them (False) or either (None)."""
 
     name: str
     tile_rows: int
@@ -25,6 +26,7 @@ class VarlenAttentionKernel:
     kv_dtypes: tuple[str, ...]
     max_head_dim: int
     source: str
+    sinks: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

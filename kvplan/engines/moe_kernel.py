@@ -16,6 +16,8 @@ from kvplan.hardware.gpus import GPU
 # DeepSeek-V3's / MiniMax-M2's weight_block_size [128, 128]).
 BF16_EXPERTS = "16-bit"
 FP8_BLOCK_EXPERTS = "fp8-block"
+# OCP MXFP4 experts (gpt-oss: kvplan.model.quant_formats.Mxfp4), 16-bit activations.
+MXFP4_EXPERTS = "mxfp4"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,7 +39,10 @@ class FusedMoeKernel:
     token) the kernel still walks every (token, expert) pair of the step, computing only its own
     experts' and writing zeros for the others' rows of both GEMMs' outputs, so the activations
     between its kernels are EP 1's while the FLOPs and weights are the rank's (vLLM's Triton
-    fused_moe: kvplan.engines.vllm.moe_ep). False: not priced under EP."""
+    fused_moe: kvplan.engines.vllm.moe_ep). False: not priced under EP.
+    `load_block_rows`: where set, BLOCK_SIZE_M follows the mean rows per expert instead of
+    the tokens: the first b of these with T x top-k / n / b < `load_below`, else the last
+    (vLLM's fused_marlin_moe: kvplan.engines.vllm.moe_kernel)."""
 
     name: str
     small_block_rows: int
@@ -46,6 +51,8 @@ class FusedMoeKernel:
     ep_all_pairs: bool = False
     small_up_to_tokens: int | None = None
     act_quant_group: int | None = None
+    load_block_rows: tuple[int, ...] = ()
+    load_below: float = 0.0
 
 
 class MoeKernels(Protocol):

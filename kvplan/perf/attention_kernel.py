@@ -55,7 +55,8 @@ from kvplan.perf.efficiency import Efficiency
 def varlen_kernel(eff: Efficiency, spec: ModelSpec, gpu: GPU,
                   kv_dtype: str) -> VarlenAttentionKernel | None:
     """The kernel `eff`'s engine runs for `spec`'s attention on `gpu` with a `kv_dtype` cache
-    (the first declared for the GPU's compute-capability major), or None: exact pairs."""
+    (the first declared for the GPU's compute-capability major and the model's attention
+    sinks, VarlenAttentionKernel.sinks), or None: exact pairs."""
     att = spec.attention
     if isinstance(att, LatentAttention) or gpu.compute_capability is None:
         return None
@@ -64,6 +65,8 @@ def varlen_kernel(eff: Efficiency, spec: ModelSpec, gpu: GPU,
         if not isinstance(kernel, VarlenAttentionKernel):
             continue
         if major not in kernel.compute_capability_majors:
+            continue
+        if kernel.sinks is not None and kernel.sinks != spec.attention_sinks:
             continue
         dims = (att.head_dim, att.v_head_dim)
         fits = all(d % 8 == 0 and d <= kernel.max_head_dim for d in dims)

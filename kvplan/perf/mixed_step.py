@@ -21,7 +21,9 @@ costs, nothing fitted here:
   rows read (every attended key of a decode; a chunk's earlier tokens once) and written (the
   chunk's own). A layer's pairs follow its cache kind (kvplan.perf.flops.attended_tokens): a
   window of W tokens, a chunk of C, or the whole context. Where the engine declares its varlen
-  kernel for the GPU (kvplan.perf.attention_kernel: vLLM's FlashAttention 2 on SM 8.x / 12.x),
+  kernel for the GPU (kvplan.perf.attention_kernel: vLLM's FlashAttention 2 on SM 8.x / 12.x;
+  its Triton unified attention, 16-row tiles packing a KV head's query heads, for a model with
+  attention sinks there),
   a decode token's FLOPs are its kernel's query tiles': 64 rows per query head when a prefill
   chunk shares the step, ceil(g / 64) x 64 rows per KV head in a decode-only step.
 

@@ -61,12 +61,13 @@ from kvplan.capacity.weights import loaded_formats, routed_expert_bits
 from kvplan.engines.moe_kernel import (
     BF16_EXPERTS,
     FP8_BLOCK_EXPERTS,
+    MXFP4_EXPERTS,
     FusedMoeKernel,
     MoeKernels,
 )
 from kvplan.hardware.gpus import GPU
 from kvplan.model.quant import FP32_BYTES
-from kvplan.model.quant_formats import Fp8Block
+from kvplan.model.quant_formats import Fp8Block, Mxfp4
 from kvplan.model.spec import ModelSpec
 
 FP8_BYTES = 1  # an FP8 e4m3 activation
@@ -76,7 +77,8 @@ def routed_expert_formats(spec: ModelSpec, layers: Iterable[int],
                           quantization: str | None = None) -> dict[int, str | None]:
     """Each layer's routed experts' format as a MoeKernels selection takes it: BF16_EXPERTS in
     a 16-bit compute dtype (capacity.weights.routed_expert_bits), FP8_BLOCK_EXPERTS under a
-    128 x 128 block-FP8 scheme with float32 scales, None otherwise."""
+    128 x 128 block-FP8 scheme with float32 scales, MXFP4_EXPERTS under MXFP4 (gpt-oss),
+    None otherwise."""
     from kvplan.weights.base import experts_module
 
     layers = list(layers)
@@ -87,7 +89,8 @@ def routed_expert_formats(spec: ModelSpec, layers: Iterable[int],
         scheme = quant.scheme_for(experts_module(spec, i)) if quant and bits[i] is None else None
         block = isinstance(scheme, Fp8Block) and (
             scheme.block_n, scheme.block_k, scheme.scale_bytes) == (128, 128, FP32_BYTES)
-        out[i] = BF16_EXPERTS if bits[i] == 16 else FP8_BLOCK_EXPERTS if block else None
+        out[i] = (BF16_EXPERTS if bits[i] == 16 else FP8_BLOCK_EXPERTS if block
+                  else MXFP4_EXPERTS if isinstance(scheme, Mxfp4) else None)
     return out
 
 
@@ -108,8 +111,14 @@ def priced_kernel(kernels: MoeKernels | None, *, fmt: str | None, version: str |
     return None
 
 
-def block_rows(kernel: FusedMoeKernel, tokens: int, experts: int) -> int:
-    """The BLOCK_SIZE_M of a call of `tokens` tokens over `experts` routed experts."""
+def block_rows(kernel: FusedMoeKernel, tokens: int, experts: int, top_k: int = 1) -> int:
+    """The BLOCK_SIZE_M of a call of `tokens` tokens over `experts` routed experts, `top_k` a
+    token (used only by a kernel that sizes its block by the rows per expert,
+    FusedMoeKernel.load_block_rows)."""
+    if kernel.load_block_rows:
+        per_expert = tokens * top_k / experts
+        return next((b for b in kernel.load_block_rows if per_expert / b < kernel.load_below),
+                    kernel.load_block_rows[-1])
     limit = experts if kernel.small_up_to_tokens is None else kernel.small_up_to_tokens
     return kernel.small_block_rows if tokens <= limit else kernel.block_rows
 
@@ -140,7 +149,7 @@ def padded_rows_factor(kernel: FusedMoeKernel, tokens: int, experts: int, top_k:
     to `top_k` of `experts` experts (module docstring)."""
     if tokens <= 0:
         return 1.0
-    block = block_rows(kernel, tokens, experts)
+    block = block_rows(kernel, tokens, experts, top_k)
     p = top_k / experts
     return block * expected_blocks(tokens, p, block) / (tokens * p)
 

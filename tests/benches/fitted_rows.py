@@ -897,6 +897,16 @@ _PROSPECTIVE57_ALL = (
     "vllm perf-dashboard gpt-oss-120b H200 TP8 1024/1024 conc 64 (640 prompts) "
     "--async-scheduling")
 
+# prospective60's sixteen gpt-oss rows (gpustack's A100 80GB pages, vLLM 0.11.0, default and tuned
+# launch lines): their first evaluation (tests/benches/prospective60_runs.py FIRST_ROWS) led to
+# reading what vLLM 0.11.0 runs for gpt-oss on SM 8.0 (issue 30, gptossa100).
+_PROSPECTIVE60_GPT_OSS = tuple(
+    f"gpustack {model} A100 vLLM {flags}random {case}"
+    for model, flags in (("gpt-oss-20b", ""), ("gpt-oss-20b", "--async-scheduling "),
+                         ("gpt-oss-120b", ""),
+                         ("gpt-oss-120b", "--async-scheduling --max-num-batched-tokens 4096 "))
+    for case in ("32000/100", "4000/200", "2000/100", "128/4"))
+
 
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="6ef65a3b",
@@ -1419,6 +1429,26 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "43.7 -> 28.5 %, E2E mean 44.1 -> 29.3 %, TTFT mean 56.0 -> 55.0 % "
                 "(tests/benches/prospective59_runs.py, tests/benches/mi300x_forensic.py)",
            rows=_PROSPECTIVE59_DEEPSEEK),
+    Shaped(commit="a52829a4",
+           rule="vLLM's Marlin fused MoE for MXFP4 experts priced (kvplan.engines.vllm."
+                "moe_kernel VLLM_MARLIN_MXFP4_MOE: block by the mean rows per expert, "
+                "fused_marlin_moe.py:99-103, padded rows and activations as Triton's), read "
+                "after these gpt-oss A100 vLLM 0.11.0 rows' TPOT came out 4-87 % fast "
+                "(prospective60's first evaluation)",
+           rows=_PROSPECTIVE60_GPT_OSS),
+    Shaped(commit="f8be70f3",
+           rule="vLLM runs Triton unified attention, not FlashAttention 2, for a model with "
+                "attention sinks on SM 8.x / 12.x (kvplan.engines.vllm.attention_backend "
+                "TRITON_UNIFIED_ATTENTION: a gpt-oss decode 2x its exact FLOPs, not 64x), read "
+                "after the same rows",
+           rows=_PROSPECTIVE60_GPT_OSS),
+    Shaped(commit="a013bb35",
+           rule="vLLM to 0.15.1 admits a waiting request on its first chunk's blocks, not "
+                "when its whole prompt fits (kvplan.engines.vllm.admission; the simulator's "
+                "SchedulerConfig.full_isl_admission), read after the gpt-oss-120b rows' "
+                "measured ITL (median 24 ms, mean 233 ms at 32000/100) showed decode spans "
+                "holding far more prefill chunks than the replay's two requests at a time",
+           rows=_PROSPECTIVE60_GPT_OSS),
 )
 
 

@@ -17,10 +17,13 @@ simulated; then one harness change, before the replay (2cff61ed: run_one passes 
 run's enable_chunked_prefill to the simulator; no earlier run names it). The set was replayed
 once on 2cff61ed with no rule or constant changed: FIRST_EVALUATION and FIRST_ROWS are that
 evaluation, typed in as the record; every other figure of the section is computed by the
-replay, so the page follows later rule changes while the record stays. No row is fitted or
-shaped; the DeepSeek-R1-0528 rows share a fitted row's configuration (SAME_CONFIGURATION), the
-other 28 are held out; the lab's other rows shaped two rules and fit cost-model constants (the
-section says so).
+replay, so the page follows later rule changes while the record stays. No row is fitted; the
+DeepSeek-R1-0528 rows share a fitted row's configuration (SAME_CONFIGURATION); the sixteen
+gpt-oss rows shaped three rules after the first evaluation (SHAPED: a52829a4, vLLM's Marlin MoE
+for MXFP4 experts; f8be70f3, Triton unified attention for models with attention sinks on SM 8.x;
+a013bb35, vLLM to 0.15.1 admitting a request on its first chunk; tests/benches/fitted_rows.py
+SHAPED_BY); the other 12 are held out; the lab's other rows shaped
+rules and fit cost-model constants (the section says so).
 
 Run: python -m tests.benches.prospective60_runs (the section of examples/simulate-bench.md).
 """
@@ -114,6 +117,11 @@ ENGINES = ("vLLM", "TensorRT-LLM", "SGLang")
 # 8 x H200 prefill rows that kvplan.perf.efficiency.PREFILL_LAUNCH_FIT is fitted on
 # (tests/benches/cost_bench.py PREFILL_CASES). Every other run is held out.
 SAME_CONFIGURATION = "DeepSeek-R1-0528 H200 TP8 SGLang"
+# The groups whose first evaluation shaped rules (tests/benches/fitted_rows.py SHAPED_BY,
+# _PROSPECTIVE60_GPT_OSS): read after it, vLLM's Marlin MoE for MXFP4 experts (a52829a4), its
+# Triton unified attention for models with sinks on SM 8.x (f8be70f3) and its first-chunk
+# admission to 0.15.1 (a013bb35).
+SHAPED = ("gpt-oss-20b A100 vLLM", "gpt-oss-120b A100 vLLM")
 
 
 def engine_of(r: Result) -> str:
@@ -150,7 +158,8 @@ def finding(part: list[Result]) -> str:
     done = [r for r in part if not r.refused]
     if not done:
         return "Every run was refused (reasons in the tables)."
-    text = "What the replay shows (computed; no rule was changed)."
+    text = ("What the replay shows (computed; the gpt-oss rows under the three rules they "
+            "shaped).")
     for i, name in enumerate(GROUPS, start=1):
         mine = [r for r in part if in_group(r, name)]
         ran = [r for r in mine if not r.refused]
@@ -185,7 +194,7 @@ def print_section() -> None:
     doc, part = open_section(DATA, "Prospective 60: gpustack's A100 pages and its TensorRT-LLM "
                                    "and SGLang rows, frozen before kvplan was run on them")
     refused = [r for r in part if r.refused]
-    print(f"{len(part)} runs, each evaluated once with no change to any rule ({FIRST_EVALUATION}) "
+    print(f"{len(part)} runs; the record of their first evaluation: {FIRST_EVALUATION} "
           "(tests/benches/prospective60_runs.py replays them with prospective30's machinery: "
           "every request of a run sent at t = 0 at the case's mean lengths plus the chat "
           "template's tokens). Errors are predicted / measured - 1; the medians are of their "
@@ -193,12 +202,18 @@ def print_section() -> None:
           f"({len(part) - len(refused)} of {len(part)}; "
           + (f"{len(refused)} refused, each with its reason in the tables" if refused
              else "none refused") + "). The issue's target: TTFT <= 15 %, TPOT / ITL <= 10 %; "
-          "no E2E was printed by these runs. No constant was fitted on and no rule shaped by "
-          "any of them (tests/benches/fitted_rows.py). The four DeepSeek-R1-0528 SGLang rows "
+          "no E2E was printed by these runs. No constant was fitted on any of them; the sixteen "
+          "gpt-oss A100 rows shaped three rules after the first evaluation (tests/benches/"
+          "fitted_rows.py SHAPED_BY: vLLM's Marlin fused MoE for MXFP4 experts, its block by "
+          "the mean rows per expert, a52829a4; vLLM's Triton unified attention, not "
+          "FlashAttention 2, for a model with attention sinks on SM 8.x, f8be70f3; vLLM to "
+          "0.15.1 admitting a waiting request on its first chunk's blocks, a013bb35): the "
+          "table's first-evaluation column is their record, the replay's column is no test of "
+          "those rules. The four DeepSeek-R1-0528 SGLang rows "
           "share a fitted row's configuration (DeepSeek-V3 / R1 FP8, SGLang, TP 8 on 8 x H200: "
           "the cost bench's prefill rows that PREFILL_LAUNCH_FIT is fitted on), and rows of the "
           "same model and GPU shaped rules (aiconfigurator's DeepSeek-R1 H200 SGLang "
-          "disaggregated rows); the other 28 are held out, though AccelMark's A100 vLLM rows "
+          "disaggregated rows); the other 12 are held out, though AccelMark's A100 vLLM rows "
           "shaped the FlashAttention 2 query-tile rule the A100 vLLM rows run under. All are "
           "one publisher's, whose other rows shaped rules (prospective30's Qwen3-14B H100 rows "
           "the --frontend stage, prospective53's DeepSeek-V3.2 H200 rows the sparse-attention "
@@ -211,8 +226,11 @@ def print_section() -> None:
           "what else was read and why it was left out.\n")
     print_medians_head()
     print(medians_line("prospective60", part))
-    print(medians_line("prospective60, held out (all but the DeepSeek-R1-0528 rows)",
-                       [r for r in part if not in_group(r, SAME_CONFIGURATION)]))
+    print(medians_line("prospective60, held out (all but the DeepSeek-R1-0528 and gpt-oss "
+                       "rows)", [r for r in part if not in_group(r, SAME_CONFIGURATION)
+                                 and not any(in_group(r, g) for g in SHAPED)]))
+    print(medians_line("prospective60, gpt-oss (shaped three rules after the first evaluation)",
+                       [r for r in part if any(in_group(r, g) for g in SHAPED)]))
     vllm = [r for r in part if engine_of(r) == "vLLM"]
     print(medians_line("prospective60, vLLM runs with --frontend", vllm, served=True))
     for engine in ENGINES:

@@ -47,6 +47,7 @@ from kvplan.engines.base import Scheduler
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
+from kvplan.engines.vllm.admission import vllm_full_isl_admission
 from kvplan.engines.vllm.alloc import (
     VllmKVConfig,
     vllm_async_scheduling_default,
@@ -302,8 +303,7 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
     plan = plan_capacity(spec, cap)
     stage = vllm_stage_config(spec, cap)
     groups = group_rules(stage)
-    if max_num_seqs is None:
-        max_num_seqs = cap.max_num_seqs
+    max_num_seqs = cap.max_num_seqs if max_num_seqs is None else max_num_seqs
     if max_num_seqs is None:
         max_num_seqs = vllm_batch_defaults(cap.total_bytes, is_a100=cap.is_a100,
                                            version=cap.engine_version,
@@ -329,10 +329,10 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
                      f"request + {server.s_per_prompt_token * 1e6:.2f} us per prompt token, "
                      f"one request at a time, + {server.latency_s * 1e3:.2f} ms per request "
                      f"outside the queue; {server.source}")
-    sched = SchedulerConfig(max_num_seqs=max_num_seqs,
-                            max_num_batched_tokens=cap.max_num_batched_tokens,
-                            max_model_len=cap.context, async_scheduling=async_scheduling,
-                            tokenizer_batching=batching, api_server=server)
+    sched = SchedulerConfig(max_num_seqs=max_num_seqs, max_model_len=cap.context,
+                            max_num_batched_tokens=cap.max_num_batched_tokens, api_server=server,
+                            async_scheduling=async_scheduling, tokenizer_batching=batching,
+                            full_isl_admission=vllm_full_isl_admission(cap.engine_version))
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
                     dp=dp), notes
 

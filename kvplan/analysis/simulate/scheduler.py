@@ -11,8 +11,9 @@ speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_t
    preempted itself, and then no further running request is scheduled this step.
 2. Only if nothing was preempted, waiting requests are admitted in order while budget is left
    and fewer than max_num_seqs run: a prefix-cache lookup (first admission and after a
-   preemption alike), the whole-sequence fit check, its first chunk; the first that does not
-   fit stops admission (FCFS).
+   preemption alike), the whole-sequence fit check (SchedulerConfig.full_isl_admission; vLLM
+   to 0.15.1 checks the first chunk only: kvplan.engines.vllm.admission), its first chunk; the
+   first that does not fit stops admission (FCFS).
 3. After the step (its time: kvplan.perf.mixed_step) each scheduled request advances by its tokens;
    at its length it samples a token (the first: TTFT); at its last it finishes, freeing its blocks.
 
@@ -147,7 +148,7 @@ class Simulator:
             hit = pool.find_hit(req)
             hit_tokens = pool.hit_tokens(hit)
             n = min(req.num_tokens - hit_tokens, budget)
-            if not pool.allocate(req, n, hit=hit, admission=True):
+            if not pool.allocate(req, n, hit=hit, admission=self.config.full_isl_admission):
                 break
             waiting.popleft()
             running.append(req)

@@ -102,6 +102,10 @@ class SchedulerConfig:
     # ServerQueue.deliver_s): a step's tokens reach the client when it is done; None: they
     # reach it at the step's end (the default).
     api_output: ApiOutputCost | None = None
+    # Admission of a waiting request: only when its whole prompt fits in the free blocks (vLLM
+    # from its scheduler_reserve_full_isl; the other engines' schedulers) or, False, when its
+    # first chunk does (vLLM to 0.15.1: kvplan.engines.vllm.admission).
+    full_isl_admission: bool = True
 
 
 @dataclass(kw_only=True)

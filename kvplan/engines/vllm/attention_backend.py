@@ -22,6 +22,24 @@ a KV head into the tile's rows (q reshaped to (b * ngroups, num_heads_k, d), max
 ngroups). So in a step that mixes a prefill chunk with decodes, every decode token costs 64 rows
 per query head; in a decode-only step, ceil(ngroups / 64) x 64 rows per KV head.
 
+A model with attention sinks (gpt-oss: ModelSpec.attention_sinks) does not run FlashAttention 2:
+vLLM 0.11.0 platforms/cuda.py:358-362 returns TRITON_ATTN on SM 8.0+ but 9.0 when the layer has
+sinks (or an FP8 cache); in 0.15.1 FlashAttentionBackend.supports_sink is
+fa_utils.flash_attn_supports_sinks (fa_utils.py:105-109: FA3 only) and FlashInfer's needs SM 10.x's
+TRT-LLM kernels (flashinfer.py:360-366), so `_get_backend_priorities` (FLASH_ATTN, FLASHINFER,
+TRITON_ATTN: cuda.py:76-82) lands on TRITON_ATTN too. Its kernel (vllm 0.11.0
+attention/ops/triton_unified_attention.py; 0.15.1 v1/attention/ops/triton_unified_attention.py:
+940-943 the same rule) folds the g query heads of a KV head into the tile's rows in every call:
+BLOCK_M = 16 when g <= 16 (else the next power of two of g), BLOCK_Q = BLOCK_M / g tokens of
+one sequence a program (:728-730; rows `offs_m // num_queries_per_kv` tokens by
+`offs_m % num_queries_per_kv` heads: kernel_unified_attention_2d :123-127, the 3d (split) kernel
+:410-414), grid (q blocks, KV heads) (:751-753), each program's tl.dot over its whole 16-row tile
+(:255-256, :523-524). gpt-oss (g = 64 / 8 = 8): two
+tokens a tile, a decode token 8 of 16 rows, 2x its exact FLOPs, in mixed and decode-only steps
+alike; prefill chunks' tiles full. Not priced: each program re-reads its sequence's keys and
+values for its BLOCK_Q tokens (a 2,048-token chunk reads its prefix 1,024 times per KV head,
+FlashAttention 2's 64-row tiles 32 times per query head): counted as served by L2, as above.
+
 FlashAttention 3 (SM 9.x) is not declared: hopper/heuristics.h `should_pack_gqa` returns true for
 every varlen call, so a decode's query heads share one tile (128 rows at head dim 128,
 hopper/tile_size.h) in mixed and decode-only steps alike: 128 x (2 d_qk + 2 d_v) FLOPs per key per
@@ -41,10 +59,26 @@ FLASH_ATTENTION_2 = VarlenAttentionKernel(
     compute_capability_majors=(8, 12),
     kv_dtypes=("bf16", "fp16"),
     max_head_dim=256,  # flash_attn.py FlashAttentionBackend.supports_head_size (FA2: <= 256)
+    sinks=False,  # a model with sinks runs TRITON_UNIFIED_ATTENTION (module docstring)
     source="vllm-project/flash-attention csrc/flash_attn/flash_api.cpp mha_varlen_fwd "
            "(seqlenq_ngroups_swapped, run_mha_fwd force_split_kernel); "
            "src/flash_fwd_launch_template.h run_mha_fwd_splitkv_dispatch (kBlockM = 64); "
            "vllm 0.19.1 / 0.20.2 fa_utils.get_flash_attn_version, platforms/cuda.py",
+)
+
+# Models with attention sinks on SM 8.x / 12.x (module docstring): the Triton unified attention
+# kernel, 16-row tiles packing a KV head's query heads (g <= 16 or a power of two).
+TRITON_UNIFIED_ATTENTION = VarlenAttentionKernel(
+    name="Triton unified attention (TRITON_ATTN), models with attention sinks",
+    tile_rows=16,
+    packs_gqa="always",
+    compute_capability_majors=(8, 12),
+    kv_dtypes=("bf16", "fp16"),
+    max_head_dim=256,  # any head size from 32 (triton_attn.py:147-153), padded to a power of 2
+    sinks=True,
+    source="vllm 0.11.0 platforms/cuda.py:358-362; attention/ops/triton_unified_attention.py:"
+           "123-127, 255-256, 410-414, 523-524, 728-753; 0.15.1 fa_utils.py:105-109, "
+           "v1/attention/ops/triton_unified_attention.py:940-943",
 )
 
 # DeepSeek's sparse attention (a spec with an indexer) on a 16-bit cache: FlashMLA's sparse
@@ -104,4 +138,5 @@ FLASHMLA_SPARSE_FP8_MIXED = SparseMlaKernel(
            ":484, :587, :602; components/config.h:14",
 )
 
-VLLM_ATTENTION_KERNELS = (FLASH_ATTENTION_2, FLASHMLA_SPARSE_BF16, FLASHMLA_SPARSE_FP8_MIXED)
+VLLM_ATTENTION_KERNELS = (FLASH_ATTENTION_2, TRITON_UNIFIED_ATTENTION, FLASHMLA_SPARSE_BF16,
+                          FLASHMLA_SPARSE_FP8_MIXED)

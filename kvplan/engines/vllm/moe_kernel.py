@@ -42,6 +42,23 @@ BLOCK_SIZE_M by get_default_config's block-FP8 branch (1244-1257): 16 for a call
 tokens, else 64 (0.17.0-0.20.0; 0.12.0: 64 always, fused_moe.py:996-1002). The kernel is the
 one vLLM runs for block FP8 on Hopper without EP from 0.17.0, and in 0.12.0 (moe_ep).
 
+MXFP4 experts (gpt-oss) where vLLM runs Marlin (kvplan.engines.vllm.mxfp4_backend: SM 8.x and
+12.x in the releases read, Hopper before 0.11.1; not SM 10.x, FlashInfer's; issue 30, gptossa100,
+read in 0.11.0):
+Mxfp4MoEMethod.apply calls torch.ops.vllm.fused_marlin_moe (quantization/mxfp4.py:785-799), whose
+fused_marlin_moe.py picks its block by the mean rows per expert, not the tokens: the first
+block_size_m of [8, 16, 32, 48, 64] with M x topk / E / block_size_m < 0.9, else 64 (:99-103),
+then moe_align_block_size pads each expert's sorted rows to that block (:107-109); the w13 GEMM
+(ops.moe_wna16_marlin_gemm, 16-bit activations, 4-bit weights dequantized in the kernel) writes
+intermediate_cache1 (M x topk, 2N: :114-135), swigluoai_and_mul writes intermediate_cache2
+(M x topk, N: :161-167), the w2 GEMM writes intermediate_cache3 (M x topk, K: :175-200) and
+torch.sum over the top-k reduces it (:204): the Triton kernel's traffic. The Marlin MoE kernel
+(csrc/moe/marlin_moe_wna16/marlin_template.h, read in the code index, release not pinned) runs a
+thread block's MMAs over its whole 16 x thread_m_blocks-row A tile and masks rows past
+`block_num_valid_tokens` on load and store only: padded rows cost MMA work, as Triton's do. At a
+2,048-token step gpt-oss-120b's 128 experts average 64 rows (block 64), gpt-oss-20b's 32 average
+256 (block 64).
+
 Which kernel a release runs (`VllmMoeKernels`, from kvplan.engines.vllm.moe_ep.vllm_moe_experts):
 Triton for 16-bit experts before 0.20 and on GPUs below SM 9.0, FlashInfer's kernels from 0.20
 on Hopper and Blackwell (not priced: their activations were not read to the byte), Triton for
@@ -56,10 +73,12 @@ from kvplan._util.versions import version_key
 from kvplan.engines.moe_kernel import (
     BF16_EXPERTS,
     FP8_BLOCK_EXPERTS,
+    MXFP4_EXPERTS,
     FixedMoeKernels,
     FusedMoeKernel,
 )
 from kvplan.engines.vllm.moe_ep import FI_CUTLASS_EP_SINCE, TRITON_EP, vllm_moe_experts
+from kvplan.engines.vllm.mxfp4_backend import vllm_mxfp4_backend
 from kvplan.hardware.gpus import GPU
 
 VLLM_TRITON_MOE = FusedMoeKernel(
@@ -86,15 +105,40 @@ VLLM_TRITON_FP8_BLOCK_MOE_0_12 = replace(
     VLLM_TRITON_FP8_BLOCK_MOE, small_block_rows=64,
     source="vllm 0.12.0 fused_moe.py:996-1002; 0.11.0 fused_moe.py:883, 1621-1703")
 
+# MXFP4 experts on Marlin (module docstring): the block by the mean rows per expert.
+VLLM_MARLIN_MXFP4_MOE = FusedMoeKernel(
+    name="vLLM fused_marlin_moe (Marlin w4a16), MXFP4 experts",
+    small_block_rows=64,
+    block_rows=64,
+    load_block_rows=(8, 16, 32, 48, 64),
+    load_below=0.9,
+    source="vllm 0.11.0 model_executor/layers/fused_moe/fused_marlin_moe.py:99-204; "
+           "quantization/mxfp4.py:59-102 (get_mxfp4_backend), :785-799; "
+           "csrc/moe/marlin_moe_wna16/marlin_template.h (block_num_valid_tokens)",
+)
+
 
 @dataclass(frozen=True)
 class VllmMoeKernels:
     """vLLM's default choice of fused-MoE kernel (kvplan.engines.moe_kernel.MoeKernels): the
-    Triton kernels above where vllm_moe_experts answers Triton, None (weights and exact FLOPs
+    Triton kernels above where vllm_moe_experts answers Triton, Marlin for MXFP4 experts on a
+    CUDA GPU where the release runs it (vllm_mxfp4_backend), None (weights and exact FLOPs
     only) where it answers a FlashInfer kernel or was not read."""
 
     def kernel(self, fmt: str | None, *, version: str | None, gpu: GPU | None, ep: int,
                dp_ranks: int) -> FusedMoeKernel | None:
+        if fmt == MXFP4_EXPERTS:
+            # Marlin runs on SM 8.x and 12.x in every release read (0.11.0 mxfp4.py:94-99;
+            # Triton needs SM 9.0-10.x from 0.11.1, 0.32 puts Marlin first on 12.x) and on
+            # Hopper where the release's default says so (vllm_mxfp4_backend: before 0.11.1);
+            # SM 10.x runs FlashInfer's kernels (mxfp4.py:66-85), whose layout only is
+            # Marlin's. A user's --mxfp4-backend does not reach the time model.
+            if gpu is None or gpu.platform != "cuda" or gpu.compute_capability is None:
+                return None
+            major = gpu.compute_capability[0]
+            hopper = major == 9 and vllm_mxfp4_backend(
+                version, gpu.compute_capability)[0] == "marlin"
+            return VLLM_MARLIN_MXFP4_MOE if major in (8, 12) or hopper else None
         chosen = vllm_moe_experts(fmt, version=version,
                                   platform=gpu.platform if gpu is not None else "cuda",
                                   capability=gpu.compute_capability if gpu is not None else None,

@@ -1,0 +1,48 @@
+"""vLLM's admission of a waiting request under chunked prefill, by release
+(kvplan.engines.vllm.admission): 0.11.0 / 0.15.1 admit on the first chunk's blocks, 0.32 only
+when the whole prompt fits (scheduler_reserve_full_isl); the simulator follows the release
+(issue 30, gptossa100)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.run import setup, simulate
+from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.engines.base import Engine
+from kvplan.engines.vllm.admission import vllm_full_isl_admission
+from kvplan.sources.resolve import load_model
+
+
+def test_admission_by_release() -> None:
+    # 0.11.0 kv_cache_manager.py:260-262 counts the scheduled tokens' blocks only; 0.32
+    # config/scheduler.py:190 scheduler_reserve_full_isl = True.
+    assert not vllm_full_isl_admission("0.11.0")
+    assert not vllm_full_isl_admission("0.15.1")
+    assert vllm_full_isl_admission("0.32.0")
+    assert vllm_full_isl_admission(None)
+
+
+def _sim(version: str):  # type: ignore[no-untyped-def]
+    spec = load_model("llama-3-8b")[0]
+    inputs = estimate_inputs(spec, context=8192, gpu="A100-80GB", tp=1, engine=Engine.vllm,
+                             engine_version=version)
+    return setup(spec, inputs)[0]
+
+
+def test_first_chunk_admission_thrashes_a_small_pool() -> None:
+    # Three 3,000-token prompts, 50 tokens out each, sent at once, a pool of 450 blocks of 16
+    # tokens: a prompt holds 188 blocks (3,000 / 16 = 187.5), a finished request 191
+    # (3,050 / 16 = 190.6). Whole-prompt admission (0.32): the third waits until 188 blocks are
+    # free, after the first two took 2 x 188 and grow to 2 x 191 (68 left): no preemption. First-
+    # chunk admission (0.11.0): the third is admitted on its first chunk's blocks while the
+    # other two still hold theirs; 3 x 191 = 573 > 450, so the pool runs dry and the last
+    # running request is preempted (recompute).
+    reqs = [RequestSpec(arrival_s=0.0, prompt_len=3000, output_len=50) for _ in range(3)]
+    old = _sim("0.11.0")
+    assert not old.scheduler.full_isl_admission
+    new = replace(old, scheduler=replace(old.scheduler, full_isl_admission=True))
+    assert simulate(new, reqs, num_blocks=450).metrics.preemptions == 0
+    assert simulate(old, reqs, num_blocks=450).metrics.preemptions > 0
+    assert _sim("0.32.0").scheduler.full_isl_admission
