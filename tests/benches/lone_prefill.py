@@ -9,7 +9,7 @@ a. The routed experts' prefill GEMMs: moefit58's fractions (`moe_gemm fitted`: 0
    aiconfigurator's H100 kernel tables (no serving row).
 b. Chunking: the budget the replay schedules the lone prompt with and the steps it took (the
    `budget` and `steps` columns): vLLM's `max_num_batched_tokens` as kvplan resolves it (the
-   run's flag where it states one, else the release's default: kvplan.engines.vllm.budget) and
+   run's flag where it states one, else the release's default) and
    ceil(prompt / budget) prefill steps.
 c. The prompt's host work per token, measured through vLLM's own code on this host's CPU
    (kvplan.engines.vllm.frontend.VLLM_PROMPT_HOST_COST, tests/benches/prompt_host_cost.py:
@@ -28,6 +28,40 @@ d. Read in vLLM's model code: the MoE router of MiniMax-M2 and GLM-4-MoE is an F
    no TF32), so on CUDA cores, replicated on every rank: 2 x experts x hidden FLOPs a token a
    MoE layer at the FP32 peak (FP32_PEAK_FLOPS) x kvplan's dense GEMM fraction. kvplan's
    roofline charges the router's bytes, not these FLOPs. (`Fp32Router`, this bench only.)
+
+First evaluation (kvplan at 64300fdb: c and d frozen before any all-set run; both read after
+prospective54's GLM-4.6 and prospective58's four concurrency-1 rows, which shaped them:
+tests/benches/fitted_rows.py SHAPED_BY). Measured / kvplan mean TTFT at concurrency 1:
+- Dense or MoE: all five vLLM concurrency-1 rows are MoE (GLM-4.6 bf16 H200 TP8, vLLM 0.11.0;
+  MiniMax-M2.5 FP8 H100 TP8 EP8, 0.20.0); the sets hold no dense vLLM row at concurrency 1. Over
+  every load (tests.benches.ttft_forensic's regimes) dense runs miss less: median TTFT error
+  -41.0 % (36 runs, TTFT ratio / TPOT ratio 0.71) against MoE -63.5 % (102, 0.59). SGLang's
+  concurrency-1 MoE rows without a cold first request sit at 0.64-1.09x (ERNIE-4.5 MI300X,
+  MiniMax-M2.7 GB300): the miss is vLLM's.
+- b, chunking: every lone prompt is chunked at its budget, 8,192 (GLM-4.6: kvplan's rule for
+  vLLM 0.11.0's OpenAI server on H200, kvplan.engines.vllm.alloc.vllm_batch_defaults: >= 70 GiB,
+  not an A100; MiniMax: the run's flag): 1 / 1 / 2 / 9 / 24 steps for
+  998 / 1,063 / 10,279 / 70,039 / 194,599 tokens (tests/test_lone_prefill.py holds the last at
+  23 x 8,192 + 6,183). No row runs at a 2,048 budget. Not the miss.
+- c, host: 3.82 -> 3.66x (GLM-4.6), 3.25 -> 2.97 / 2.62 -> 2.12 / 1.80 -> 1.60 / 1.41 -> 1.32x
+  (MiniMax 1,063 / 10,279 / 70,039 / 194,599 tokens). The publisher's nvidia-smi logs put the
+  GPUs' idle time per request at 19.5 / 62.6 / 207.3 / 598.8 ms for those four: 2.7-3.0 us a
+  prompt token beyond a fixed ~20 ms (4.7 at 10,279), against 2.32 measured here; the GPUs
+  were busy (a kernel running) for the rest of each request, so what stays missing is time
+  with a kernel running, not host time before the engine.
+- a, experts' fractions: fitted 2.62 -> 2.12 / 1.80 -> 1.55 / 1.41 -> 1.30x on MiniMax's long
+  prompts (by rows: 2.05 / 1.52 / 1.29x); GLM-4.6's and the 1,063-token steps (~50 rows an
+  expert, the weights' bytes bound) do not move.
+- d, FP32 router: 3.82 -> 3.61x, 3.25 -> 3.00 / 2.62 -> 2.16 / 1.80 -> 1.62 / 1.41 -> 1.33x.
+- a + c + d: 3.46x and 2.77 / 1.55 / 1.28 / 1.18x, TPOT unchanged (-1, +17, +14, +3, -7 %).
+  The gap left, 139.6 ms and 55.7 / 94.1 / 499.7 / 1,558.4 ms, is per prefill step rather
+  than per token: 140 and 56 / 47 / 56 / 65 ms a step (7-52 us a token). Every one of these
+  steps is above vLLM's largest CUDA graph (512 and 128 tokens), where kvplan charges no
+  launch (kvplan.perf.vllm_ungraphed's 4.4 us a kernel adds ~6 ms a MiniMax step); SGLang's
+  eager price of the same steps (tests.benches.ttft_forensic.AboveGraphs: 70 us x SGLang's op
+  count) adds 121 ms (GLM-4.6) and 118 ms (MiniMax, 1,063 tokens). What the ~50-140 ms a step
+  is was not settled without a GPU: no rule is written from it (it would be fitted on these
+  rows).
 
 Run: python -m tests.benches.lone_prefill [SET ...] (Markdown to stdout; default every set);
 `--all`: instead, every set's vLLM runs (ALL_SETS) under the FP32 router alone and under a + c + d,
