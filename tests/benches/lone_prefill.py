@@ -63,6 +63,18 @@ tests/benches/fitted_rows.py SHAPED_BY). Measured / kvplan mean TTFT at concurre
   is was not settled without a GPU: no rule is written from it (it would be fitted on these
   rows).
 
+All sets (`--all`, vLLM runs, median |error| of mean TTFT / mean TPOT, before -> after; 52 and
+59 hold no vLLM run). d alone moves only MiniMax-M2 / GLM-4-MoE runs on H100 / H200: held out,
+prospective31's four GLM-4.5-Air TP4 runs (TTFT -78.2 / -79.3 / -83.4 / -93.7 % -> -77.5 /
+-78.5 / -82.5 / -93.2 %, TPOT closer on all four) and prospective56's two MiniMax-M2 runs
+(-60.4 / -53.3 % -> -52.9 / -44.4 %, TPOT -22.2 / -19.6 -> -21.9 / -19.3 %): every moved
+held-out run closer on both, no set median moved (31: 68.8 / 62.8 %, 56: 39.8 / 7.4 %); shaped:
+54 55.4 -> 51.0 / 16.5 -> 14.9 %, 58 54.4 -> 44.8 / 14.2 -> 13.0 %. a + c + d: held out 30
+79.4 -> 76.4 / 48.3 -> 48.3 %, 31 68.8 -> 44.5 / 62.8 -> 38.9, 53 45.6 -> 34.5 / 44.3 -> 27.8,
+53b 82.7 -> 79.7 / 43.5 -> 43.2, 56 39.8 -> 40.0 / 7.4 -> 8.7 (worse), 57 72.0 -> 56.8 / 23.1
+-> 19.3; shaped 54 55.4 -> 40.7 / 16.5 -> 12.6, 58 54.4 -> 27.9 / 14.2 -> 9.2. Not a default
+(56's TPOT worse; a is moefit58's opt-in, whose own bench keeps it off).
+
 Run: python -m tests.benches.lone_prefill [SET ...] (Markdown to stdout; default every set);
 `--all`: instead, every set's vLLM runs (ALL_SETS) under the FP32 router alone and under a + c + d,
 the set medians before -> after (about 10 CPU minutes).
