@@ -74,6 +74,16 @@ held-out run closer on both, no set median moved (31: 68.8 / 62.8 %, 56: 39.8 / 
 53b 82.7 -> 79.7 / 43.5 -> 43.2, 56 39.8 -> 40.0 / 7.4 -> 8.7 (worse), 57 72.0 -> 56.8 / 23.1
 -> 19.3; shaped 54 55.4 -> 40.7 / 16.5 -> 12.6, 58 54.4 -> 27.9 / 14.2 -> 9.2. Not a default
 (56's TPOT worse; a is moefit58's opt-in, whose own bench keeps it off).
+c alone (tests.benches.ttft_forensic's counterfactual "prompt host work per token (measured)",
+every vLLM run): held out 30 79.4 -> 76.4 / 48.3 -> 48.3 %, 31 68.8 -> 68.8 / 62.8 -> 62.8, 53
+45.6 -> 45.6 / 44.3 -> 44.3, 53b 82.7 -> 80.9 / 43.5 -> 43.5, 56 39.8 -> 40.4 / 7.4 -> 10.1, 57
+72.0 -> 68.0 / 23.1 -> 24.6 (the serial stage spaces the admissions: smaller decode batches,
+TPOT lower); shaped 54 55.4 -> 54.7 / 16.5 -> 16.5. TPOT worse on 56 and 57: opt-in. As
+--frontend's per-token term ("--frontend with the measured per-token term", against no stage):
+30 79.4 -> 4.8 % (its fit rows; held out of the fit 50.6 -> 50.5), 31 68.8 -> 68.6, 53 45.6 ->
+45.2, 53b 82.7 -> 59.5, 56 39.8 -> 25.1 / 7.4 -> 8.1, 57 72.0 -> 57.9 / 23.1 -> 26.1; shaped
+54 55.4 -> 47.6. c + a: 31 68.8 -> 44.5 / 62.8 -> 38.9, 53 45.6 -> 34.5 / 44.3 -> 30.7, 57
+72.0 -> 56.8 / 23.1 -> 19.3, 56 39.8 -> 40.4 / 7.4 -> 8.7.
 
 Run: python -m tests.benches.lone_prefill [SET ...] (Markdown to stdout; default every set);
 `--all`: instead, every set's vLLM runs (ALL_SETS) under the FP32 router alone and under a + c + d,
