@@ -908,6 +908,16 @@ _PROSPECTIVE60_GPT_OSS = tuple(
     for case in ("32000/100", "4000/200", "2000/100", "128/4"))
 
 
+# The concurrency-1 vLLM rows whose TTFT (1.4-3.8x the simulated, TPOT within -7 .. +17 %) led
+# lonepf60 to read vLLM's per-prompt-token host work and its MoE router's dtype
+# (tests/benches/lone_prefill.py).
+_LONE_PREFILL_READ = (
+    "cloudrift GLM-4.6 H200 TP8 chat random 1000/1000 conc 1",
+    *(f"Wentao274 vLLM MiniMax-M2.5 H100 TP8 EP8 {case} chat conc 1 ({n} prompts)"
+      for case, n in (("test_01 10240/256", 320), ("test_02 194560/1024", 100),
+                      ("test_04 70000/1500", 300), ("test_05 1024/512", 1000))),
+)
+
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="6ef65a3b",
            rule="vLLM's Triton MXFP4 MoE kernel (Hopper from 0.11.1) sized with Marlin's "
@@ -1449,6 +1459,19 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "measured ITL (median 24 ms, mean 233 ms at 32000/100) showed decode spans "
                 "holding far more prefill chunks than the replay's two requests at a time",
            rows=_PROSPECTIVE60_GPT_OSS),
+    Shaped(commit="47066847",
+           rule="The prompt's host work per token before its first step (opt-in, not a "
+                "default; kvplan.engines.vllm.frontend.VLLM_PROMPT_HOST_COST): vLLM's "
+                "tokenizer, prefix-cache block hashes and msgpack timed through vLLM's own code "
+                "on one CPU, 2.32 us a prompt token (tests/benches/prompt_host_cost.py, no "
+                "serving row), read after these rows' lone-prompt TTFT",
+           rows=_LONE_PREFILL_READ),
+    Shaped(commit="64300fdb",
+           rule="MiniMax-M2's and GLM-4-MoE's router as vLLM runs it, an FP32 GEMM on CUDA "
+                "cores (bench-only tests/benches/lone_prefill.Fp32Router: 2 x experts x hidden "
+                "FLOPs a token a MoE layer at the FP32 peak x 0.7), read after these rows' "
+                "lone-prompt TTFT",
+           rows=_LONE_PREFILL_READ),
 )
 
 

@@ -77,6 +77,12 @@ from kvplan.analysis.simulate.metrics import metrics
 from kvplan.analysis.simulate.run import SimSetup, _engine, setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator, StepCost
 from kvplan.engines.base import Engine
+from kvplan.engines.vllm.frontend import (
+    VLLM_API_SERVER_COST,
+    VLLM_PROMPT_HOST_COST,
+    VLLM_PROMPT_HOST_S_PER_TOKEN,
+    ApiServerCost,
+)
 from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
 from tests.benches.moe_gemm_bench import moe_fitted
 from tests.benches.prospective_runs import REPO, load, requests, split_of
@@ -86,6 +92,9 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
 SETS = ("prospective30", "prospective31", "prospective52", "prospective53", "prospective53b",
         "prospective54", "prospective56", "prospective57", "prospective58")
 PARTS = ("host", "queue", "own", "behind", "rest")
+# The prompt length of --frontend's two fit rows (kvplan.engines.vllm.frontend: 512-token
+# prompts, whose tokenizing its fitted per-request time holds).
+FRONTEND_FIT_PROMPT_TOKENS = 512
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,12 +112,22 @@ class Options:
     # vLLM's steps above its largest CUDA graph charged kvplan's rule for them, opt-in
     # (kvplan.perf.vllm_ungraphed: the compiled model's kernels x VLLM_UNGRAPHED_LAUNCH_S).
     vllm_ungraphed: bool = False
+    # The prompt's host work per token, measured (kvplan.engines.vllm.frontend.
+    # VLLM_PROMPT_HOST_COST): alone, or as the per-token term of --frontend's stage.
+    prompt_host: bool = False
+    # The experts' fraction by rows per expert (moeshape59's opt-in Efficiency.moe_gemm_shape).
+    moe_gemm_shape: bool = False
 
     @property
     def vllm_only(self) -> bool:
         """Whether a stage here is vLLM's alone (refused for another engine)."""
         return (self.frontend or self.api_output or self.engine_core_cpu is not None
-                or self.vllm_prefill_launch or self.vllm_ungraphed)
+                or self.vllm_prefill_launch or self.vllm_ungraphed or self.prompt_host)
+
+    @property
+    def moe_only(self) -> bool:
+        """Whether only the experts' fractions change (a dense run keeps its baseline)."""
+        return (self.moe_gemm or self.moe_gemm_shape) and not self.vllm_only
 
 
 @contextmanager
@@ -197,7 +216,24 @@ COUNTERFACTUALS: dict[str, Options] = {
         vllm_prefill_launch=True),
     "vLLM steps above the graphs, compiled kernels x 4.4 us (opt-in rule)": Options(
         vllm_ungraphed=True),
+    # lonepf60 (tests/benches/lone_prefill.py): the prompt's host work per token, measured.
+    "prompt host work per token (measured)": Options(prompt_host=True),
+    "--frontend with the measured per-token term": Options(frontend=True, prompt_host=True),
+    "moe_gemm by rows per expert": Options(moe_gemm_shape=True),
+    "prompt host per token + moe_gemm fitted": Options(prompt_host=True, moe_gemm=True),
 }
+
+
+def prompt_host_stage(frontend: bool) -> ApiServerCost:
+    """The API server's stage with the measured per-prompt-token term: alone, or with
+    --frontend's fitted constants, whose per-request time held a 512-token prompt's tokenizing
+    (VLLM_API_SERVER_COST's fit rows), less that prompt's measured term."""
+    if not frontend:
+        return VLLM_PROMPT_HOST_COST
+    fit = VLLM_API_SERVER_COST
+    return replace(fit, s_per_request=fit.s_per_request - FRONTEND_FIT_PROMPT_TOKENS
+                   * VLLM_PROMPT_HOST_S_PER_TOKEN, s_per_prompt_token=VLLM_PROMPT_HOST_S_PER_TOKEN,
+                   source=VLLM_PROMPT_HOST_COST.source)
 
 
 @dataclass(kw_only=True)
@@ -302,10 +338,14 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
                                  max_num_batched_tokens=run.get("max_num_batched_tokens"),
                                  expert_parallel=run.get("expert_parallel", False))
         with (moe_fitted() if opts.moe_gemm else nullcontext(),
+              moe_fitted("shape") if opts.moe_gemm_shape else nullcontext(),
               ungraphed_launch() if opts.vllm_ungraphed else nullcontext()):
             sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
                            engine_core_cpu=opts.engine_core_cpu,
                            async_scheduling=run.get("async_scheduling"))
+            if opts.prompt_host:
+                sim = replace(sim, scheduler=replace(
+                    sim.scheduler, api_server=prompt_host_stage(opts.frontend)))
             if opts.vllm_prefill_launch and sim.cost.graph_sizes:
                 with eager_launch():
                     eager, _ = setup(spec, inputs, frontend=opts.frontend,
@@ -479,7 +519,7 @@ def counterfactual(name: str, opts: Options, base: list[Row]) -> list[Row]:
     """The set's runs `opts` applies to, replayed with it (a dense run under the experts'
     fractions alone: its baseline row, which they do not move)."""
     ids = {run["id"] for run in _cf_runs(name, opts)}
-    return [r if opts.moe_gemm and not opts.vllm_only and r.dense
+    return [r if opts.moe_only and r.dense
             else replay(name, r.run, opts) for r in base if r.run["id"] in ids]
 
 

@@ -193,3 +193,30 @@ VLLM_API_OUTPUT_COST = ApiOutputCost(
     s_per_step=0.0, s_per_output=VLLM_API_OUTPUT_S_PER_OUTPUT,
     source=f"measured with vLLM's own classes on {VLLM_API_OUTPUT_HOST} "
            "(tests/benches/api_output_cost.py), without the ASGI write; a serving host differs")
+
+
+# The prompt's host work before its first step, per prompt token (opt-in; not a default): the
+# API server's tokenization of the prompt's text, the engine core's prefix-caching block hashes
+# and the prompt ids' msgpack round trip, timed through vLLM's own code (the 0.32 CPU wheel) by
+# tests/benches/prompt_host_cost.py on `vllm bench serve`'s random prompts of 1,024, 10,240 and
+# 70,000 tokens, one core, thread CPU time: three runs gave 2.11 / 1.91 / 2.47, 2.66 / 2.71 /
+# 2.88 and 2.25 / 2.14 / 2.32 us per token (tokenizing 1.8-2.8 of it, hashing 0.06-0.12, msgpack
+# 0.02-0.05); the constant is the median of the nine. Measured on this host's CPU with a 32,000-
+# token byte-level BPE trained offline (no checkpoint's tokenizer is here), not on a serving
+# host, and fitted to no serving row. It is the per-prompt-token term of the API server's serial
+# stage (`ApiServerCost.s_per_prompt_token`, which VLLM_API_SERVER_COST's fit could not tell
+# from the per-request time); the hashes run in the engine core's input thread, serial with the
+# request too (vllm/v1/engine/core.py:1103 at 0.32), and are counted in the same stage.
+VLLM_PROMPT_HOST_S_PER_TOKEN = 2.32e-6  # s per prompt token (median of the nine: 2.321 us)
+VLLM_PROMPT_HOST_S_PER_TOKEN_FIT = Fitted(
+    value=VLLM_PROMPT_HOST_S_PER_TOKEN,
+    source="tests/benches/prompt_host_cost.py: vLLM's tokenizer, block hashes and msgpack per "
+           f"prompt token, measured on {VLLM_API_OUTPUT_HOST}; no serving row",
+    fitted_on=())
+
+# The stage with that term alone: no per-request time, no latency (the counterfactual of
+# tests/benches/lone_prefill.py; `--frontend` keeps its fitted constants).
+VLLM_PROMPT_HOST_COST = ApiServerCost(
+    s_per_request=0.0, s_per_prompt_token=VLLM_PROMPT_HOST_S_PER_TOKEN, latency_s=0.0,
+    source=f"measured per prompt token with vLLM's own code on {VLLM_API_OUTPUT_HOST} "
+           "(tests/benches/prompt_host_cost.py); a serving host's CPU differs")
