@@ -48,6 +48,7 @@ from kvplan.perf.moe_kernel import moe_traffic, priced_kernel, routed_expert_for
 from kvplan.perf.op_counts import MOE_EXTRA_KERNELS, topk_kernels
 from kvplan.perf.roofline import step_time
 from kvplan.sources.resolve import load_spec
+from tests.benches import moe_op_cutlass
 from tests.benches.cost_cases import FP8_BLOCK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -555,6 +556,7 @@ def main() -> None:
                       lambda r: (r.model, QUANT[r.quant], bucket(r.tokens))):
         print(line)
     print()
+    print(moe_op_cutlass.section(rows))
     print(FINDINGS.replace("{ep_rule}", ep_rule_text(pairs)), end="")
 
 
@@ -615,10 +617,11 @@ def fp8_rule_text(pairs: list[tuple[Row, tuple[float, float]]]) -> str:
             f"{medians(0)} ({medians(1)}). The price follows the kernel the row ran: in "
             "serving, vLLM picks by release, GPU and layout (kvplan.engines.vllm.moe_ep."
             "vllm_moe_experts): Triton for block FP8 on Hopper without EP (0.11-0.12, 0.17+), "
-            "FlashInfer's CUTLASS MoE under EP there (0.17+, the rank's own pairs: kvplan's "
-            "1 / EP, no activations priced) and its TRT-LLM-gen kernels on B200 (not "
-            "priced); and from 0.20 FlashInfer for 16-bit experts on Hopper and Blackwell "
-            "(not priced; Triton on Ampere / Ada).")
+            "FlashInfer's CUTLASS MoE under EP there (0.17+, the rank's own pairs) and its "
+            "TRT-LLM-gen kernels on B200 (not priced); and from 0.20 FlashInfer for 16-bit "
+            "experts, CUTLASS on Hopper and TRT-LLM-gen on Blackwell (not priced; Triton on "
+            "Ampere / Ada). The CUTLASS MoE's activations are priced since flashmoe60 (the "
+            "section above).")
 
 
 if __name__ == "__main__":
