@@ -29,7 +29,7 @@ from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
-from kvplan.perf.moe_kernel import gemm_activation_bytes, priced_kernel
+from kvplan.perf.moe_kernel import gemm_activation_bytes, moe_traffic, priced_kernel
 from kvplan.perf.roofline import step_time
 from kvplan.sources.resolve import load_model
 
@@ -195,3 +195,32 @@ def test_fp8_expert_rows_do_not_take_the_triton_walk() -> None:
     walk = FixedMoeKernels(((FP8_BLOCK_EXPERTS, VLLM_TRITON_FP8_BLOCK_MOE),))
     assert step_time(spec, gpu, eff=eff, **kw).bytes < step_time(
         spec, gpu, eff=replace(eff, moe_kernel=walk), **kw).bytes
+
+
+def test_cutlass_traffic_under_ep_by_hand() -> None:
+    # Qwen3-30B-A3B's experts (tests/data/configs/qwen3-30b-a3b.json: hidden 2,048,
+    # moe_intermediate_size 768, 128 experts, top-8) as block FP8 on one rank of TP 4 + EP 4,
+    # 1,024 tokens: the CUTLASS MoE's own pairs 1,024 x 8 / 4 = 2,048, its experts whole (768).
+    t = moe_traffic(VLLM_FI_CUTLASS_FP8_BLOCK_MOE, tokens=1024, experts=128, top_k=8,
+                    hidden=2048, width=768, act_bytes=2, ep=4)
+    # GEMM1 reads each permuted row's FP8 copy, 2,048 + 16 scales x 4 B = 2,112 B, and writes
+    # 2 x 768 x 2 B = 3,072; GEMM2 reads 768 + 6 x 4 = 792 and writes 2,048 x 2 = 4,096:
+    # 2,048 x 10,072 = 20,627,456 B. No padding priced.
+    assert (t.pad, t.gemm_bytes) == (1.0, 20_627_456)
+    # permute 2,048 x 2,048 x 2 x 2 B; activation 2,048 x 3 x 768 x 2 B; finalize (2,048 read
+    # + 1,024 written) x 2,048 x 2 B.
+    assert t.small_kernel_bytes == (16_777_216, 9_437_184, 12_582_912)
+    # The quantize kernels over the permuted rows: 2,048 x (4,096 + 2,112) and 2,048 x
+    # (1,536 + 792).
+    assert t.experts_kernel_bytes == (12_713_984, 4_767_744)
+    # vLLM's Triton walk of the same step reads the 1,024 unpermuted FP8 rows (x 2,112 B) and
+    # the own pairs' gated rows (2,048 x 792 B) but writes every pair's (8,192 x (3,072 +
+    # 4,096) B): 62,504,960 B, about 3x the CUTLASS GEMMs'.
+    walk = moe_traffic(VLLM_TRITON_FP8_BLOCK_MOE, tokens=1024, experts=128, top_k=8,
+                       hidden=2048, width=768, act_bytes=2, ep=4)
+    assert walk.gemm_bytes == 62_504_960
+    # 16-bit experts: the same flow without the quantize kernels, the GEMMs reading bf16 rows.
+    bf16 = moe_traffic(VLLM_FI_CUTLASS_MOE, tokens=1024, experts=128, top_k=8, hidden=2048,
+                       width=768, act_bytes=2, ep=4)
+    assert bf16.experts_kernel_bytes == ()
+    assert bf16.gemm_bytes == 2048 * 2 * (2048 + 2 * 768 + 768 + 2048)

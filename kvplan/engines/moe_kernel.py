@@ -83,9 +83,12 @@ class CutlassMoeKernel:
     measured fastest (among TMA warp-specialized tiles, their finalize-fused twins, which drop
     GEMM2's P_l x H round trip, and Ampere tiles with a fused gated activation, which drop
     GEMM1's P_l x 2I one: moe_gemm_template_dispatch.h getConfigs 540-545, 635-650, 706-721).
-    The bytes above are the first, untuned tactic's (setRunnerProfiles 807-812: the first TMA
-    warp-specialized configuration, no fusion), the most any tactic moves; the FLOPs are the
-    exact rows' (no padding: the tiles' M is the tuner's, not read)."""
+    vLLM 0.20.0 tunes it at its default optimization level (config/vllm.py:336 O2, whose table
+    sets enable_flashinfer_autotune). The bytes above are the first, untuned tactic's
+    (setRunnerProfiles 807-812: the first TMA warp-specialized configuration, no fusion), the
+    most any tactic moves; the FLOPs are the exact rows' (no padding: the tiles' M is the
+    tuner's, not read). Its per-call workspace (kvplan.engines.vllm.moe_ep) is not sized, and
+    vLLM's CPU build (the oracle) does not run this CUDA path, so no oracle checks it."""
 
     name: str
     source: str
