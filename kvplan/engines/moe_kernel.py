@@ -78,8 +78,9 @@ class CutlassMoeKernel:
     (fp8_blockscale_gemm_kernel.cuh fp8_grouped_gemm_run: scale_1x128_kernel, then the GEMM
     over the FP8 copy).
 
-    Its grouped GEMMs' tiles: block FP8 a fixed tactic (flashinfer_cutlass_fused_moe_binding.cu
-    setRunnerProfiles, 797-804: CtaShape128x16x128B), 16-bit the tactic FlashInfer's autotuner
+    Its grouped GEMMs' tiles: block FP8 not tuned (flashinfer_cutlass_fused_moe_binding.cu
+    setRunnerProfiles 797-804 sets one tactic; the block-scale runner's GEMM picks its own tiles,
+    fp8_grouped_gemm_run's DeepGEMM dispatch or Fp8Gemm), 16-bit the tactic FlashInfer's autotuner
     measured fastest (among TMA warp-specialized tiles, their finalize-fused twins, which drop
     GEMM2's P_l x H round trip, and Ampere tiles with a fused gated activation, which drop
     GEMM1's P_l x 2I one: moe_gemm_template_dispatch.h getConfigs 540-545, 635-650, 706-721).
