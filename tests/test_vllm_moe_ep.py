@@ -18,6 +18,8 @@ from kvplan.engines.vllm.moe_ep import (
     vllm_moe_experts,
 )
 from kvplan.engines.vllm.moe_kernel import (
+    VLLM_FI_CUTLASS_FP8_BLOCK_MOE,
+    VLLM_FI_CUTLASS_MOE,
     VLLM_MOE_KERNELS,
     VLLM_TRITON_FP8_BLOCK_MOE,
     VLLM_TRITON_FP8_BLOCK_MOE_0_12,
@@ -27,7 +29,7 @@ from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
-from kvplan.perf.moe_kernel import gemm_activation_bytes, priced_kernel
+from kvplan.perf.moe_kernel import gemm_activation_bytes, moe_traffic, priced_kernel
 from kvplan.perf.roofline import step_time
 from kvplan.sources.resolve import load_model
 
@@ -74,12 +76,14 @@ def test_kernel_by_release_gpu_and_layout_without_ep() -> None:
     h100, b200 = get_gpu("H100-80GB"), get_gpu("B200")
     k = VLLM_MOE_KERNELS.kernel
     assert k(BF16_EXPERTS, version="0.19.0", gpu=h100, ep=1, dp_ranks=1) is VLLM_TRITON_MOE
-    assert k(BF16_EXPERTS, version="0.20.0", gpu=h100, ep=1, dp_ranks=1) is None
+    assert k(BF16_EXPERTS, version="0.20.0", gpu=h100, ep=1, dp_ranks=1) is VLLM_FI_CUTLASS_MOE
+    assert k(BF16_EXPERTS, version="0.20.0", gpu=b200, ep=1, dp_ranks=1) is None  # TRT-LLM-gen
     assert k(FP8_BLOCK_EXPERTS, version="0.19.0", gpu=h100, ep=1,
              dp_ranks=1) is VLLM_TRITON_FP8_BLOCK_MOE
     assert k(FP8_BLOCK_EXPERTS, version="0.12.0", gpu=h100, ep=8,
              dp_ranks=1) is VLLM_TRITON_FP8_BLOCK_MOE_0_12
-    assert k(FP8_BLOCK_EXPERTS, version="0.19.0", gpu=h100, ep=8, dp_ranks=1) is None
+    assert k(FP8_BLOCK_EXPERTS, version="0.19.0", gpu=h100, ep=8,
+             dp_ranks=1) is VLLM_FI_CUTLASS_FP8_BLOCK_MOE
     assert k(FP8_BLOCK_EXPERTS, version="0.19.0", gpu=b200, ep=1, dp_ranks=1) is None
 
 
@@ -143,7 +147,7 @@ def test_minimax_fp8_block_ep8_decode_by_hand() -> None:
     # MiniMax-M2.5 (block FP8, 256 experts of I 1,536, H 3,072, top-8) on one H100 rank of
     # TP 8 + EP 8, vLLM 0.20.0, a 64-request decode step. The kernel is FlashInfer's CUTLASS
     # MoE (vllm_ep_experts), which permutes and computes the rank's own pairs only: kvplan
-    # charges the rank's 32 experts' weights and FLOPs, no activations between kernels.
+    # charges the rank's 32 experts' weights and FLOPs and its own pairs' activations.
     spec = load_model(MINIMAX)[0]
     gpu = get_gpu("H100-80GB")
     assert vllm_ep_experts("fp8-block", version="0.20.0",
@@ -158,25 +162,65 @@ def test_minimax_fp8_block_ep8_decode_by_hand() -> None:
     # replicated float32 gate 256 x 3,072 x 4 B = 3,145,728 and its score bias 256 x 4 B =
     # 1,024 (kvplan.weights.routers: MiniMax-M2's): 456,242,176 B, of which the step touches
     # 1 - (1 - 8 / 256)^64 = 0.868916 (every expert equally likely), at 0.69 x 3.35 TB/s
-    # (fp8_gemm_hbm): 171.5 us. (kvplan's per-layer mean of the whole checkpoint's expert
-    # bytes is 12,288 B, 3e-5, over this layer's hand count.)
+    # (fp8_gemm_hbm). (kvplan's per-layer mean of the whole checkpoint's expert bytes is
+    # 12,288 B, 3e-5, over this layer's hand count.) The CUTLASS kernel's own pairs, 64 x 8 / 8
+    # = 64: GEMM1 reads their FP8 rows 3,072 + 24 scales x 4 B = 3,168 B and writes 2 x 1,536
+    # x 2 B = 6,144 B; GEMM2 reads 1,536 + 12 x 4 = 1,584 B and writes 3,072 x 2 = 6,144 B:
+    # 64 x 17,040 = 1,090,560 B with the weights.
     touched = 1 - (1 - 8 / 256) ** 64
     assert touched == pytest.approx(0.868916, abs=1e-6)
     assert step.by_op["experts"] == pytest.approx(
-        456_242_176 * touched / (H100_BW * 0.69), rel=1e-4)
-    # Not the Triton walk: the same step without the engine's fused-MoE kernel is identical.
+        (456_242_176 * touched + 1_090_560) / (H100_BW * 0.69), rel=1e-4)
+    # The permute (64 x 3,072 x 2 x 2 B = 786,432), the two quantize kernels (64 x (6,144 +
+    # 3,168) = 595,968 and 64 x (3,072 + 1,584) = 297,984), the activation (64 x 4,608 x 2 B
+    # = 589,824) and the finalize (64 + 64 rows x 6,144 B = 786,432) are each under a 4 us
+    # floor (0.26 us at 0.90 x 3.35 TB/s): the rest of the step is the bare weights' price.
     bare = step_time(spec, gpu, eff=replace(eff, moe_kernel=None), **kw)
-    assert bare.by_op == step.by_op
+    assert {k: v for k, v in step.by_op.items() if k != "experts"} == {
+        k: v for k, v in bare.by_op.items() if k != "experts"}
 
 
 def test_fp8_expert_rows_do_not_take_the_triton_walk() -> None:
-    # Mixtral with block-FP8 experts at EP 2: priced_kernel needs 16-bit experts.
+    # Mixtral with block-FP8 experts at EP 2, vLLM 0.19 on H100: FlashInfer's CUTLASS MoE
+    # (its own pairs), not Triton's walk of every pair, which would move more bytes.
     fp8 = json.dumps({"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
                       "weight_block_size": [128, 128]})
     spec = replace(load_model("mixtral-8x7b")[0], quantization_json=fp8)
     gpu = get_gpu("H100-80GB")
     eff = engine_efficiency("vllm", device_efficiency(gpu), version="0.19.0")
+    assert priced_kernel(eff.moe_kernel, fmt=FP8_BLOCK_EXPERTS, version="0.19.0", gpu=gpu,
+                         ep=2, dp_ranks=1) is VLLM_FI_CUTLASS_FP8_BLOCK_MOE
     kw = {"tokens": 491, "context": 1, "requests": 1, "logits": 1,
           "layout": Layout(tp=2, ep=2)}
-    assert step_time(spec, gpu, eff=eff, **kw).seconds == step_time(
-        spec, gpu, eff=replace(eff, moe_kernel=None), **kw).seconds
+    walk = FixedMoeKernels(((FP8_BLOCK_EXPERTS, VLLM_TRITON_FP8_BLOCK_MOE),))
+    assert step_time(spec, gpu, eff=eff, **kw).bytes < step_time(
+        spec, gpu, eff=replace(eff, moe_kernel=walk), **kw).bytes
+
+
+def test_cutlass_traffic_under_ep_by_hand() -> None:
+    # Qwen3-30B-A3B's experts (tests/data/configs/qwen3-30b-a3b.json: hidden 2,048,
+    # moe_intermediate_size 768, 128 experts, top-8) as block FP8 on one rank of TP 4 + EP 4,
+    # 1,024 tokens: the CUTLASS MoE's own pairs 1,024 x 8 / 4 = 2,048, its experts whole (768).
+    t = moe_traffic(VLLM_FI_CUTLASS_FP8_BLOCK_MOE, tokens=1024, experts=128, top_k=8,
+                    hidden=2048, width=768, act_bytes=2, ep=4)
+    # GEMM1 reads each permuted row's FP8 copy, 2,048 + 16 scales x 4 B = 2,112 B, and writes
+    # 2 x 768 x 2 B = 3,072; GEMM2 reads 768 + 6 x 4 = 792 and writes 2,048 x 2 = 4,096:
+    # 2,048 x 10,072 = 20,627,456 B. No padding priced.
+    assert (t.pad, t.gemm_bytes) == (1.0, 20_627_456)
+    # permute 2,048 x 2,048 x 2 x 2 B; activation 2,048 x 3 x 768 x 2 B; finalize (2,048 read
+    # + 1,024 written) x 2,048 x 2 B.
+    assert t.small_kernel_bytes == (16_777_216, 9_437_184, 12_582_912)
+    # The quantize kernels over the permuted rows: 2,048 x (4,096 + 2,112) and 2,048 x
+    # (1,536 + 792).
+    assert t.experts_kernel_bytes == (12_713_984, 4_767_744)
+    # vLLM's Triton walk of the same step reads the 1,024 unpermuted FP8 rows (x 2,112 B) and
+    # the own pairs' gated rows (2,048 x 792 B) but writes every pair's (8,192 x (3,072 +
+    # 4,096) B): 62,504,960 B, about 3x the CUTLASS GEMMs'.
+    walk = moe_traffic(VLLM_TRITON_FP8_BLOCK_MOE, tokens=1024, experts=128, top_k=8,
+                       hidden=2048, width=768, act_bytes=2, ep=4)
+    assert walk.gemm_bytes == 62_504_960
+    # 16-bit experts: the same flow without the quantize kernels, the GEMMs reading bf16 rows.
+    bf16 = moe_traffic(VLLM_FI_CUTLASS_MOE, tokens=1024, experts=128, top_k=8, hidden=2048,
+                       width=768, act_bytes=2, ep=4)
+    assert bf16.experts_kernel_bytes == ()
+    assert bf16.gemm_bytes == 2048 * 2 * (2048 + 2 * 768 + 768 + 2048)

@@ -45,7 +45,22 @@ tensor and writes the copy (`quantize_bytes`):
 
 The two quantize kernels' floors are the experts op's (a w8a8 GEMM counts two kernels:
 kvplan.perf.roofline); their bytes beyond a floor each join the experts op (`fused_moe_traffic`).
-Which kernel runs, by format, release, GPU and layout, is the engine's answer
+
+TensorRT-LLM's CUTLASS MoE (kvplan.engines.moe_kernel.CutlassMoeKernel: vLLM's FlashInferExperts
+from 0.20 on Hopper for 16-bit experts, from 0.17 for block FP8 under EP) permutes the rank's
+own pairs P_l (P / EP on average under EP, P without) and finalizes them:
+
+    permute     reads P_l x H, writes P_l x H                  (expandInputRows)
+    quantize    reads P_l x H (bf16), writes P_l x H (fp8) + scales     (block FP8 only)
+    GEMM1       reads P_l x H (or its FP8 copy), writes P_l x 2I
+    activation  reads P_l x 2I, writes P_l x I
+    quantize    reads P_l x I (bf16), writes P_l x I (fp8) + scales     (block FP8 only)
+    GEMM2       reads P_l x I (or its FP8 copy), writes P_l x H
+    finalize    reads P_l x H, writes T x H
+
+the permute, activation and finalize kernels of their bytes beside their floors (MLP_KERNELS,
+MOE_EXTRA_KERNELS), the quantize kernels' bytes with the experts op, the FLOPs the exact rows'
+(`cutlass_traffic`). Which kernel runs, by format, release, GPU and layout, is the engine's answer
 (kvplan.engines.moe_kernel.MoeKernels; `priced_kernel`).
 """
 
@@ -53,7 +68,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import lru_cache, singledispatch
 from typing import Protocol
 
 from kvplan._util.units import cdiv
@@ -62,7 +78,9 @@ from kvplan.engines.moe_kernel import (
     BF16_EXPERTS,
     FP8_BLOCK_EXPERTS,
     MXFP4_EXPERTS,
+    CutlassMoeKernel,
     FusedMoeKernel,
+    MoeKernel,
     MoeKernels,
 )
 from kvplan.hardware.gpus import GPU
@@ -95,18 +113,19 @@ def routed_expert_formats(spec: ModelSpec, layers: Iterable[int],
 
 
 def priced_kernel(kernels: MoeKernels | None, *, fmt: str | None, version: str | None,
-                  gpu: GPU | None, ep: int, dp_ranks: int) -> FusedMoeKernel | None:
+                  gpu: GPU | None, ep: int, dp_ranks: int) -> MoeKernel | None:
     """The engine's fused MoE where this module prices a layer: the kernel the engine runs for
     experts of format `fmt` (routed_expert_formats) at `version` on `gpu`
     (kvplan.engines.moe_kernel.MoeKernels), on TP ranks, or under EP on TP ranks alone (no DP
-    ranks: every rank holding every token, no all-to-all) where the kernel walks every pair
-    (`ep_all_pairs`). EP over DP ranks is not priced here."""
+    ranks: every rank holding every token, no all-to-all) where the kernel says what it does
+    there (`priced_under_tp_ep`: Triton's walk of every pair, CUTLASS's own pairs). EP over DP
+    ranks is not priced here."""
     if kernels is None or fmt is None:
         return None
     kernel = kernels.kernel(fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp_ranks)
     if kernel is None:
         return None
-    if ep == 1 or (kernel.ep_all_pairs and dp_ranks == 1):
+    if ep == 1 or (kernel.priced_under_tp_ep and dp_ranks == 1):
         return kernel
     return None
 
@@ -196,21 +215,80 @@ def sum_bytes(tokens: int, top_k: int, hidden: int, act_bytes: int = 2) -> int:
     return act_bytes * (tokens * top_k * hidden + tokens * hidden)
 
 
+@dataclass(frozen=True)
+class MoeTraffic:
+    """What a fused MoE costs beyond its weights and exact FLOPs: the grouped GEMMs' FLOPs
+    factor (`pad`) and their activation bytes (`gemm_bytes`, joining their weights), the bytes
+    of its kernels counted at a floor each besides the experts op (`small_kernel_bytes`: the
+    activation, the sum / finalize, the permute) and of those whose floors are the experts op's
+    (`experts_kernel_bytes`: FP8's quantize kernels)."""
+
+    pad: float
+    gemm_bytes: float
+    small_kernel_bytes: tuple[float, ...]
+    experts_kernel_bytes: tuple[float, ...] = ()
+
+
+@singledispatch
+def moe_traffic(kernel: MoeKernel, *, tokens: int, experts: int, top_k: int, hidden: int,
+                width: int, act_bytes: int, ep: int) -> MoeTraffic:
+    """`kernel`'s traffic for `tokens` tokens routed to `top_k` of `experts` experts, hidden
+    size `hidden`, the rank's intermediate columns `width`, at expert parallelism `ep` (module
+    docstring), one rule per kernel type."""
+    raise TypeError(f"no traffic rule for {type(kernel).__name__}")
+
+
+@moe_traffic.register
+def triton_traffic(kernel: FusedMoeKernel, *, tokens: int, experts: int, top_k: int,
+                   hidden: int, width: int, act_bytes: int, ep: int) -> MoeTraffic:
+    """The sort-and-pad kernel: padded rows, every pair's activations (module docstring)."""
+    q = kernel.act_quant_group
+    quant = () if q is None else tuple(
+        float(b) for b in quantize_bytes(tokens, top_k, hidden, width, act_bytes, q))
+    return MoeTraffic(
+        pad=padded_rows_factor(kernel, tokens, experts, top_k),
+        gemm_bytes=gemm_activation_bytes(tokens, top_k, hidden, width, act_bytes, ep, q),
+        small_kernel_bytes=(activation_bytes(tokens, top_k, width, act_bytes),
+                            sum_bytes(tokens, top_k, hidden, act_bytes)),
+        experts_kernel_bytes=quant)
+
+
+@moe_traffic.register
+def cutlass_traffic(kernel: CutlassMoeKernel, *, tokens: int, experts: int, top_k: int,
+                    hidden: int, width: int, act_bytes: int, ep: int) -> MoeTraffic:
+    """TensorRT-LLM's CUTLASS MoE over the rank's own P_l = T x top-k / EP pairs (module
+    docstring): permute, GEMM1, activation, GEMM2, finalize; block FP8's two quantize kernels
+    over the permuted rows. No padding priced (CutlassMoeKernel: the tiles are the tuner's)."""
+    own = tokens * top_k / ep
+    q = kernel.act_quant_group
+    quant: tuple[float, ...] = ()
+    if q is not None:
+        quant = tuple(own * (act_bytes * cols + input_row_bytes(cols, act_bytes, q))
+                      for cols in (hidden, width))
+    return MoeTraffic(
+        pad=1.0,
+        gemm_bytes=own * (input_row_bytes(hidden, act_bytes, q) + act_bytes * 2 * width
+                          + input_row_bytes(width, act_bytes, q) + act_bytes * hidden),
+        small_kernel_bytes=(act_bytes * own * 2 * hidden,  # permute
+                            act_bytes * own * 3 * width,  # activation
+                            act_bytes * (own * hidden + tokens * hidden)),  # finalize
+        experts_kernel_bytes=quant)
+
+
 class _Step(Protocol):
     def over_floor(self, name: str, nbytes: float) -> None: ...
 
 
-def fused_moe_traffic(step: _Step, kernel: FusedMoeKernel, *, tokens: int, experts: int,
+def fused_moe_traffic(step: _Step, kernel: MoeKernel, *, tokens: int, experts: int,
                       top_k: int, hidden: int, width: int, act_bytes: int, ep: int
                       ) -> tuple[float, float]:
-    """Charge `step` (kvplan.perf.roofline's) with the kernel's activation, sum and quantize
-    kernels' bytes beyond their floors, and return the GEMMs' padded-rows factor and their
-    activation bytes (module docstring)."""
-    step.over_floor("small_kernels", activation_bytes(tokens, top_k, width, act_bytes))
-    step.over_floor("small_kernels", sum_bytes(tokens, top_k, hidden, act_bytes))
-    q = kernel.act_quant_group
-    if q is not None:
-        for nbytes in quantize_bytes(tokens, top_k, hidden, width, act_bytes, q):
-            step.over_floor("experts", nbytes)
-    return (padded_rows_factor(kernel, tokens, experts, top_k),
-            gemm_activation_bytes(tokens, top_k, hidden, width, act_bytes, ep, q))
+    """Charge `step` (kvplan.perf.roofline's) with the kernel's small kernels' bytes and its
+    quantize kernels' beyond their floors, and return the GEMMs' padded-rows factor and their
+    activation bytes (`moe_traffic`)."""
+    t = moe_traffic(kernel, tokens=tokens, experts=experts, top_k=top_k, hidden=hidden,
+                    width=width, act_bytes=act_bytes, ep=ep)
+    for nbytes in t.small_kernel_bytes:
+        step.over_floor("small_kernels", nbytes)
+    for nbytes in t.experts_kernel_bytes:
+        step.over_floor("experts", nbytes)
+    return t.pad, t.gemm_bytes

@@ -41,7 +41,8 @@ Kernels:
   where the release runs it for the experts' format and GPU, kvplan.engines.vllm.moe_kernel:
   16-bit experts before 0.20 or below SM 9.0, block FP8 on Hopper without EP with its quantize
   kernels; under EP on TP ranks, zeros for the other ranks' pairs, kvplan.engines.vllm.moe_ep;
-  FlashInfer's kernels, from 0.20 for 16-bit on Hopper, not priced): its GEMMs compute each
+  FlashInfer's CUTLASS MoE where the release runs it, its own pairs permuted and finalized,
+  cutlass_traffic): its GEMMs compute each
   expert's rows padded to its block (FLOPs times `padded_rows_factor`) and move the activations
   between its kernels besides the weights; the gated activation and the top-k sum are kernels
   of their bytes. Engines that declare none keep the weights and exact FLOPs.

@@ -16,9 +16,9 @@ attention (Layout(tp=moe_tp x moe_ep, ep=moe_ep): moe_tp = world // ep, every ra
 - the MoE's small kernels the roofline counts at a floor each besides it: the gated activation
   (one of MLP_KERNELS, the other being the post-attention norm), the permute and the
   unpermute / reduce (MOE_EXTRA_KERNELS) and the router's top-k (op_counts.topk_kernels),
-  and, where the engine's fused MoE kernel applies, the activation's and the sum's bytes
-  beyond their floors
-  (kvplan.perf.moe_kernel.activation_bytes / sum_bytes).
+  and, where the engine's fused MoE kernel applies, its small kernels' bytes beyond their
+  floors (kvplan.perf.moe_kernel.moe_traffic: Triton's activation and sum; CUTLASS's permute,
+  activation and finalize).
 
 Not in it: the router's gate GEMM (the collector passes router logits; kvplan counts the router
 with the experts' bytes, a few hundred kB), the shared experts (a separate op), the all-to-all
@@ -44,15 +44,11 @@ from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import FP8_MOE_GEMM, MOE_GEMM, MOE_GEMM_SHAPE, device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
-from kvplan.perf.moe_kernel import (
-    activation_bytes,
-    priced_kernel,
-    routed_expert_formats,
-    sum_bytes,
-)
+from kvplan.perf.moe_kernel import moe_traffic, priced_kernel, routed_expert_formats
 from kvplan.perf.op_counts import MOE_EXTRA_KERNELS, topk_kernels
 from kvplan.perf.roofline import step_time
 from kvplan.sources.resolve import load_spec
+from tests.benches import moe_op_cutlass
 from tests.benches.cost_cases import FP8_BLOCK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,12 +154,16 @@ def moe_price_s(row: Row, **fractions: object) -> float:
     # vLLM's Triton kernel walks every pair, the collector's one physical rank holding every
     # token); the quantize kernels' bytes are in the experts op.
     fmt = routed_expert_formats(spec, [i])[i]
-    if priced_kernel(eff.moe_kernel, fmt=fmt, version=row.version, gpu=gpu, ep=row.moe_ep,
-                     dp_ranks=1) is not None:
-        assert spec.moe is not None
-        width = spec.moe.moe_intermediate_size // layout.moe_tp
-        k, h = spec.moe.num_experts_per_tok, spec.hidden_size
-        for nbytes in (activation_bytes(row.tokens, k, width), sum_bytes(row.tokens, k, h)):
+    kernel = priced_kernel(eff.moe_kernel, fmt=fmt, version=row.version, gpu=gpu,
+                           ep=row.moe_ep, dp_ranks=1)
+    if kernel is not None:
+        moe = spec.moe
+        assert moe is not None
+        traffic = moe_traffic(kernel, tokens=row.tokens, experts=moe.n_routed_experts,
+                              top_k=moe.num_experts_per_tok, hidden=spec.hidden_size,
+                              width=moe.moe_intermediate_size // layout.moe_tp, act_bytes=2,
+                              ep=row.moe_ep)
+        for nbytes in traffic.small_kernel_bytes:
             seconds += max(0.0, nbytes / (gpu.hbm_bytes_per_s * eff.hbm) - eff.kernel_floor_s)
     return seconds
 
@@ -556,6 +556,7 @@ def main() -> None:
                       lambda r: (r.model, QUANT[r.quant], bucket(r.tokens))):
         print(line)
     print()
+    print(moe_op_cutlass.section(rows))
     print(FINDINGS.replace("{ep_rule}", ep_rule_text(pairs)), end="")
 
 
@@ -616,10 +617,11 @@ def fp8_rule_text(pairs: list[tuple[Row, tuple[float, float]]]) -> str:
             f"{medians(0)} ({medians(1)}). The price follows the kernel the row ran: in "
             "serving, vLLM picks by release, GPU and layout (kvplan.engines.vllm.moe_ep."
             "vllm_moe_experts): Triton for block FP8 on Hopper without EP (0.11-0.12, 0.17+), "
-            "FlashInfer's CUTLASS MoE under EP there (0.17+, the rank's own pairs: kvplan's "
-            "1 / EP, no activations priced) and its TRT-LLM-gen kernels on B200 (not "
-            "priced); and from 0.20 FlashInfer for 16-bit experts on Hopper and Blackwell "
-            "(not priced; Triton on Ampere / Ada).")
+            "FlashInfer's CUTLASS MoE under EP there (0.17+, the rank's own pairs) and its "
+            "TRT-LLM-gen kernels on B200 (not priced); and from 0.20 FlashInfer for 16-bit "
+            "experts, CUTLASS on Hopper and TRT-LLM-gen on Blackwell (not priced; Triton on "
+            "Ampere / Ada). The CUTLASS MoE's activations are priced since flashmoe60 (the "
+            "section above).")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ Read in the wheels' code (vllm/model_executor/layers/fused_moe/ of 0.12.0, 0.17.
   num_experts_per_node), the grouped GEMMs run over the local experts' permuted rows only
   (expert_first_token_offset), and the finalize kernel skips the others' pairs (:1693-1697)
   while writing each token's output row: the rank computes and moves its own pairs only, the
-  1 / EP kvplan charges. Block-FP8 experts on SM 9.0 under EP run it from 0.17.0 (oracle/fp8.py
+  1 / EP kvplan charges (their activations priced since flashmoe60: kvplan.perf.moe_kernel.
+  cutlass_traffic). Block-FP8 experts on SM 9.0 under EP run it from 0.17.0 (oracle/fp8.py
   0.17.0-0.20.0 `_get_priority_backends`: "On Hopper for Block Fp8, prefer Triton for TP and FI
   CUTLASS for EP", FLASHINFER_CUTLASS moved to the front when ep_size > 1; FlashInferExperts.
   _supports_quant_scheme takes (kFp8Static128BlockSym, kFp8Dynamic128Sym) on 9.0 only), where

@@ -59,10 +59,22 @@ thread block's MMAs over its whole 16 x thread_m_blocks-row A tile and masks row
 2,048-token step gpt-oss-120b's 128 experts average 64 rows (block 64), gpt-oss-20b's 32 average
 256 (block 64).
 
+FlashInfer's CUTLASS MoE (issue 30, flashmoe60; FlashInferExperts, 0.20.0
+flashinfer_cutlass_moe.py:244-394, over flashinfer-python 0.6.8.post1's cutlass_fused_moe, the
+0.20.0 pin): TensorRT-LLM's CutlassMoeFCRunner (kvplan.engines.moe_kernel.CutlassMoeKernel
+says what it reads and writes, kvplan.perf.moe_kernel.cutlass_traffic prices it). vLLM hands it
+the layer's bf16 input, the top-k ids and weights and the rank's ep_size / ep_rank (369-394),
+its output buffer the modular kernel's (workspace_shapes 206-242). 16-bit experts: no scales
+(the `else` branch, 363-367); block FP8: use_deepseek_fp8_block_scale with the weights' block
+scales and no input scale (`expects_unquantized_inputs`, 121-123; 354-362): the block-scale
+runner quantizes the permuted rows itself, per 128 elements.
+
 Which kernel a release runs (`VllmMoeKernels`, from kvplan.engines.vllm.moe_ep.vllm_moe_experts):
-Triton for 16-bit experts before 0.20 and on GPUs below SM 9.0, FlashInfer's kernels from 0.20
-on Hopper and Blackwell (not priced: their activations were not read to the byte), Triton for
-block FP8 on Hopper without EP (0.12.0, 0.17.0+), FlashInfer CUTLASS with EP (0.17.0+).
+Triton for 16-bit experts before 0.20 and on GPUs below SM 9.0; FlashInfer CUTLASS for 16-bit
+experts from 0.20 on Hopper (SM 9.0) without DP ranks and for block FP8 on Hopper under EP from
+0.17.0; Triton for block FP8 on Hopper without EP (0.12.0, 0.17.0+); FlashInfer's TRT-LLM-gen
+kernel for 16-bit experts from 0.20 on Blackwell (TrtLlmBf16Experts: not read to the byte, not
+priced: weights and exact FLOPs only).
 """
 
 from __future__ import annotations
@@ -74,10 +86,17 @@ from kvplan.engines.moe_kernel import (
     BF16_EXPERTS,
     FP8_BLOCK_EXPERTS,
     MXFP4_EXPERTS,
+    CutlassMoeKernel,
     FixedMoeKernels,
     FusedMoeKernel,
+    MoeKernel,
 )
-from kvplan.engines.vllm.moe_ep import FI_CUTLASS_EP_SINCE, TRITON_EP, vllm_moe_experts
+from kvplan.engines.vllm.moe_ep import (
+    FI_CUTLASS_EP,
+    FI_CUTLASS_EP_SINCE,
+    TRITON_EP,
+    vllm_moe_experts,
+)
 from kvplan.engines.vllm.mxfp4_backend import vllm_mxfp4_backend
 from kvplan.hardware.gpus import GPU
 
@@ -117,16 +136,31 @@ VLLM_MARLIN_MXFP4_MOE = FusedMoeKernel(
            "csrc/moe/marlin_moe_wna16/marlin_template.h (block_num_valid_tokens)",
 )
 
+# FlashInfer's CUTLASS MoE (module docstring): 16-bit experts, and block FP8 (its block-scale
+# runner quantizing each GEMM's permuted input per 128 elements).
+VLLM_FI_CUTLASS_MOE = CutlassMoeKernel(
+    name="FlashInfer CUTLASS MoE (FlashInferExperts)",
+    source="vllm 0.20.0 flashinfer_cutlass_moe.py:244-394; flashinfer 0.6.8.post1 "
+           "cutlass_fused_moe_kernels.cuh runMoe (3489-3830), gemm1 (2953-3010), gemm2 "
+           "(3203-3262)")
+VLLM_FI_CUTLASS_FP8_BLOCK_MOE = replace(
+    VLLM_FI_CUTLASS_MOE, name="FlashInfer CUTLASS MoE (FlashInferExperts), block FP8",
+    act_quant_group=128,
+    source="vllm 0.17.0-0.20.0 flashinfer_cutlass_moe.py (0.20.0:354-362, 0.17.0:353); flashinfer "
+           "0.6.8.post1 cutlass_fused_moe_kernels.cuh BlockScaleFC1 / FC2 (2815-2872); "
+           "fp8_blockscale_gemm.cu moeGemm (95-166), fp8_blockscale_gemm_kernel.cuh "
+           "fp8_grouped_gemm_run (1504-1562)")
+
 
 @dataclass(frozen=True)
 class VllmMoeKernels:
     """vLLM's default choice of fused-MoE kernel (kvplan.engines.moe_kernel.MoeKernels): the
-    Triton kernels above where vllm_moe_experts answers Triton, Marlin for MXFP4 experts on a
-    CUDA GPU where the release runs it (vllm_mxfp4_backend), None (weights and exact FLOPs
-    only) where it answers a FlashInfer kernel or was not read."""
+    Triton or FlashInfer CUTLASS kernels above as vllm_moe_experts answers, Marlin for MXFP4
+    experts on a CUDA GPU where the release runs it (vllm_mxfp4_backend), None (weights and
+    exact FLOPs only) where it answers FlashInfer's TRT-LLM-gen kernel or was not read."""
 
     def kernel(self, fmt: str | None, *, version: str | None, gpu: GPU | None, ep: int,
-               dp_ranks: int) -> FusedMoeKernel | None:
+               dp_ranks: int) -> MoeKernel | None:
         if fmt == MXFP4_EXPERTS:
             # Marlin runs on SM 8.x and 12.x in every release read (0.11.0 mxfp4.py:94-99;
             # Triton needs SM 9.0-10.x from 0.11.1, 0.32 puts Marlin first on 12.x) and on
@@ -143,6 +177,8 @@ class VllmMoeKernels:
                                   platform=gpu.platform if gpu is not None else "cuda",
                                   capability=gpu.compute_capability if gpu is not None else None,
                                   ep=ep, dp_ranks=dp_ranks)
+        if chosen is FI_CUTLASS_EP:
+            return VLLM_FI_CUTLASS_MOE if fmt == BF16_EXPERTS else VLLM_FI_CUTLASS_FP8_BLOCK_MOE
         if chosen is not TRITON_EP:
             return None
         if fmt == BF16_EXPERTS:
