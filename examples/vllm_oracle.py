@@ -100,6 +100,19 @@ SWEEP59_TEXT = [
     "fields, all answered and all equal at the first evaluation: phi-3.5-mini-instruct (longrope "
     "and a 262,144-token window), qwen2.5-3b, stablelm-3b (partial rotary 0.25) and "
     "redpajama-incite-3b (GPT-NeoX, fp16).",
+    "",
+    "## Blind batch 18, task sizefix60 (first evaluation)",
+    "",
+    "Ten files frozen before kvplan or vLLM ran on them (examples/blind-configs.md, batch 18). "
+    "The five kvplan answered at the first evaluation all agreed exactly and are cases here "
+    "since: llama-4-maverick-aic-rev64c5ddb and llama-4-scout-aic-rev54cb8c6 (earlier "
+    "aiconfigurator copies), qwen3-vl-2b-instruct-mlc-test (mlc-llm's test data, no "
+    "vision_config), hyperclovax-seed-text-0.5b (dinoml) and ernie-4.5-21b-a3b-nntrainer. "
+    "llama-4-maverick-fp8-ktransformers was refused at first (nope_layer_interval, read by "
+    "neither transformers nor vLLM), answered after that rule and equal: shaped, not "
+    "prospective. Of the other four refusals, three files vLLM 0.32 does not load at all "
+    "(two tpu-inference copies with string booleans, ktransformers' flat Llama-4-Scout) and a "
+    "GLM-5-FP8 copy whose sparse MLA the CPU build does not run.",
 ]
 
 

@@ -94,6 +94,14 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "ministral3": "mistral"}
 # Configs that keep Gemma-3's decoder under text_config (or at the top: gemma3_text).
 _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
+# Wrapper classes read by `unwrap_text_config` whose config class builds the language model
+# from text_config alone: absent, it is the text class's defaults, never the file's top-level
+# keys, so a flat file (ktransformers' Llama-4-Scout config, blind batch 18) is refused rather
+# than read. Llama4Config (transformers 5.19 configuration_llama4.py:254-256): text_config None
+# -> Llama4TextConfig(); vLLM 0.32 models/mllama4.py builds its decoder over
+# config.text_config. By architecture: the text-only Llama4ForCausalLM reads its own config.
+_TEXT_SUBCONFIG_ONLY = {"Llama4ForConditionalGeneration":
+                        "Llama4Config builds Llama4TextConfig() defaults"}
 
 _TOP_ORDER = (
     "name", "source", "model_type", "architectures", "text_architectures", "remote_code",
@@ -222,6 +230,13 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         data = wrapped_text_config(config, wrapper, path, pre_warnings)
         model_type = config_model_type(data)
     else:
+        archs = config.get("architectures")
+        arch = archs[0] if isinstance(archs, list) and archs else None
+        if arch in _TEXT_SUBCONFIG_ONLY and not isinstance(config.get("text_config"), Mapping):
+            raise SpecError(path, "text_config", f"missing: transformers 5.19's "
+                            f"{_TEXT_SUBCONFIG_ONLY[arch]} for the language model and "
+                            "reads none of the file's top-level text fields (vLLM 0.32 sizes "
+                            "the cache from those defaults); refused rather than guessed")
         data = unwrap_text_config(config, pre_warnings)
         model_type = config_model_type(data)
     model_type = _TEXT_ALIASES.get(model_type, TEXT_FAMILY.get(model_type, model_type))

@@ -119,7 +119,17 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
                         "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2}},
     "deepseek_v2": {_FIELDS: _DEEPSEEK_MLA},
     "deepseek_v3": {_FIELDS: _DEEPSEEK_MLA},
-    "deepseek_v32": {_FIELDS: _DEEPSEEK_MLA},
+    # DeepseekV32Config (transformers 5.19 configuration_deepseek_v32.py:98-122): its MLA ranks
+    # and its indexer's, which vLLM 0.32 builds on every layer whatever the file states
+    # (models/deepseek_v32/attention.py:65 reads config.index_topk; blind batch 18).
+    "deepseek_v32": {_FIELDS: {**_DEEPSEEK_MLA, "index_topk": 2048, "index_head_dim": 128,
+                               "index_n_heads": 64}},
+    # GlmMoeDsaConfig (transformers 5.19 configuration_glm_moe_dsa.py:103-127): GLM-5's MLA
+    # ranks and indexer. A file leaving the index_* fields out (aiconfigurator's trimmed GLM-5-FP8
+    # copy, blind batch 18) still gets vLLM's indexer cache: kvplan had sized it as plain MLA.
+    "glm_moe_dsa": {_FIELDS: {"kv_lora_rank": 512, "q_lora_rank": 2048, "qk_rope_head_dim": 64,
+                              "qk_nope_head_dim": 192, "v_head_dim": 256, "index_topk": 2048,
+                              "index_head_dim": 128, "index_n_heads": 32}},
     # Glm4MoeLiteConfig: its MLA ranks.
     "glm4_moe_lite": {_FIELDS: {"kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64,
                                 "qk_nope_head_dim": 192, "v_head_dim": 256}},

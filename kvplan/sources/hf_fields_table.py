@@ -533,7 +533,17 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                       # bool and refuses the file on another value (Meta's first files: 4).
                       "attn_temperature_tuning": only(True, False, why=(
                           "query temperature tuning, no cache; transformers 5.19 refuses a "
-                          "non-boolean, so vLLM 0.32 does not start"))}),
+                          "non-boolean, so vLLM 0.32 does not start")),
+                      # Meta's pre-release name (ktransformers' Maverick config, blind batch
+                      # 18): Llama4TextConfig's field is no_rope_layer_interval
+                      # (configuration_llama4.py:168-183 builds no_rope_layers from it); this
+                      # one is read by neither it nor models/llama4.py (:184, :324 read
+                      # no_rope_layers), whatever its value.
+                      "nope_layer_interval": Covered(
+                          "not read: Llama4TextConfig's is no_rope_layer_interval, vLLM's "
+                          "no_rope_layers")} | _why(
+                      "a special token's id (Llama4Config)", "boi_token_index",
+                      "eoi_token_index", "image_token_index")),
                   config_class="llama4_text"),
     # models/lfm2.py, lfm2_moe.py: attention layers of num_key_value_heads x hidden / heads
     # (head_dim unread) where layer_types says full_attention (Lfm2Config builds them from

@@ -40,7 +40,11 @@ LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
           # Jamba's attention layers are implicit (i % attn_layer_period == attn_layer_offset, 8 and
           # 4): 4 layers would hold none. ai21-jamba2-mini-mlx-fp16 ran at 4 before this line
           # (no attention layer; kvplan refuses that copy since), the other two keep layer 4.
-          "jamba-small-v1-oxxocodes": 8, "jamba-v0.1-models123": 8}
+          "jamba-small-v1-oxxocodes": 8, "jamba-v0.1-models123": 8,
+          # Blind batch 18 (sizefix60): Llama-4's chunked / NoPE pattern (every 4th layer global)
+          # and Maverick's interleaved MoE need whole periods: 8 layers, as its earlier copies.
+          "llama-4-maverick-aic-64c5ddb": 8, "llama-4-scout-aic-54cb8c6": 8,
+          "llama-4-scout-ktransformers-flat": 8, "llama-4-maverick-fp8-ktransformers": 8}
 # Overrides applied after the generic pass (KV sharing needs whole groups at the end).
 OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
