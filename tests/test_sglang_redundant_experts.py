@@ -14,7 +14,6 @@ from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.weights import redundant_experts_held, weights_breakdown
 from kvplan.engines.base import Engine, plan_inputs
-from kvplan.engines.sglang.deepep import check_moe_a2a
 from kvplan.sources.resolve import load_model
 
 DEEPEP = {"moe_a2a_backend": "deepep", "moe_dense_tp_size": 1, "enable_dp_lm_head": True}
@@ -81,8 +80,29 @@ def test_they_come_out_of_the_kv_pool(v3) -> None:  # type: ignore[no-untyped-de
     assert more.token_capacity < base.token_capacity
 
 
-def test_refused_without_ep() -> None:
-    inputs = plan_inputs(context=2048, engine=Engine.sglang, tp=8, ep=1,
-                         ep_num_redundant_experts=32)
+def test_refused_without_ep(v3) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UnmodelledError, match="--ep-num-redundant-experts 32"):
-        check_moe_a2a(inputs)
+        weights_breakdown(v3, tp=8, ep=1, redundant_experts=32)
+
+
+def test_estimate_flag(v3) -> None:  # type: ignore[no-untyped-def]
+    # `kvplan estimate --ep-num-redundant-experts 32` at TP 8 with EP over it (B200, SGLang
+    # 0.5.8.post1): 36 experts a rank instead of 32, the 10,219,819,008 B worked out above more
+    # weights and that much less KV budget.
+    from typer.testing import CliRunner
+
+    from kvplan.cli import app
+
+    def run(redundant: int) -> dict:  # type: ignore[type-arg]
+        out = CliRunner().invoke(app, [
+            "estimate", "deepseek-v3", "--engine", "sglang", "--engine-version", "0.5.8.post1",
+            "--tp", "8", "--enable-expert-parallel", "--dp-attention", "--gpu", "B200",
+            "--ep-num-redundant-experts", str(redundant), "--format", "json"])
+        assert out.exit_code == 0, out.output
+        import json
+
+        return json.loads(out.stdout)
+
+    base, more = run(0), run(32)
+    assert more["weights_bytes"] - base["weights_bytes"] == 10_219_819_008
+    assert base["kv_budget_bytes"] - more["kv_budget_bytes"] == 10_219_819_008

@@ -126,6 +126,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
             spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last),
             attention_scales=attention_scales_bytes(spec, attention_scale_bytes,
                                                     layers=layers, mtp=mtp and last))
+    if redundant_experts and (ep <= 1 or spec.moe is None):
+        raise UnmodelledError(f"--ep-num-redundant-experts {redundant_experts}: priced for a MoE "
+                              "model under expert parallelism only (EP > 1)")
     held: dict[str, int] = {}
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM

@@ -209,10 +209,6 @@ def sglang_dp_attention_weights(options: EngineOptions | None) -> DpAttentionWei
 def check_moe_a2a(inputs: PlanInputs) -> None:
     """Refuse, in one line, the MoE communication settings kvplan does not price."""
     a2a, mode, dense_tp, dp_lm_head, _ = _options(inputs.options)
-    redundant = getattr(inputs.options, "ep_num_redundant_experts", 0)
-    if redundant and inputs.ep <= 1:
-        raise UnmodelledError(f"--ep-num-redundant-experts {redundant}: priced under expert "
-                              "parallelism only (--ep-size > 1)")
     if a2a not in A2A_BACKENDS:
         raise UnmodelledError(f"--moe-a2a-backend {a2a}: not read (kvplan prices none and "
                               "deepep)")
