@@ -1,15 +1,21 @@
 """DeepEP's measured kernel speeds (kvplan.engines.sglang.deepep_speed) and the time
-`DeepEp.seconds` gives with them, worked out by hand from aiconfigurator's GB200 / GB300
-tables (ai-dynamo/aiconfigurator 095f58a51, systems/data/{gb200,gb300}/comm/sglang/0.5.12/
+`DeepEp.seconds` gives with them, worked out by hand from aiconfigurator's tables
+(ai-dynamo/aiconfigurator 095f58a51, systems/data/<system>/comm/sglang/<version>/
 wideep_deepep_{ll,normal}_perf.parquet, the rows of hidden 7,168, 256 experts, top-8; normal
-mode at 20 SMs)."""
+mode at 20 SMs): GB200 / GB300 at EP 4 (0.5.12), H100 SXM at EP 8 (0.5.12) and across 2 nodes,
+EP 16 (the legacy 0.5.6.post2 tables); the stand-ins and the refusals."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import comb
 
 import pytest
 
+from kvplan._util.errors import UnmodelledError
+from kvplan.analysis.disagg import DisaggRequest, plan_disagg
+from kvplan.analysis.plan_types import Layout
+from kvplan.engines.base import Engine
 from kvplan.engines.sglang.deepep import DeepEp
 from kvplan.engines.sglang.deepep_speed import (
     LL_COMBINE_MSG,
@@ -17,9 +23,12 @@ from kvplan.engines.sglang.deepep_speed import (
     MEASURED_PAIRS,
     NORMAL_COMBINE_PAIR,
     NORMAL_DISPATCH_PAIR,
+    deepep_speed,
     measured_speed,
 )
+from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.interconnect import INTERCONNECTS
+from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
 
 
@@ -44,7 +53,7 @@ def test_message_sizes_match_the_byte_rules() -> None:
 
 def test_gb200_speeds_by_hand() -> None:
     # Low latency: dispatch 16.570 us at 1 token, 112.921 at 1,024: 1,023 x 8 x 7,408 =
-    # 60,626,944 B in 96.351 us = 629.23 GB/s; combine 18.129 / 168.290: 1,023 x 8 x 14,336 =
+    # 60,627,072 B in 96.351 us = 629.23 GB/s; combine 18.129 / 168.290: 1,023 x 8 x 14,336 =
     # 117,325,824 B in 150.161 us = 781.33 GB/s.
     d, c = measured_speed("GB200", "low_latency") or (None, None)
     assert d is not None and c is not None
@@ -74,10 +83,110 @@ def test_normal_seconds_at_ep8_by_hand(r1) -> None:  # type: ignore[no-untyped-d
     assert t == pytest.approx(1558.27e-6, rel=1e-5)
 
 
-def test_unmeasured_gpu_keeps_the_link_rule(r1) -> None:  # type: ignore[no-untyped-def]
-    # H100 has no table read: its EP link's latency twice (NVLink 4: 10 us) and the remote
-    # bytes at its bandwidth; 128 decode tokens at EP 8, 152,208 B a token (test_sglang_deepep).
+def test_h100_speeds_by_hand() -> None:
+    # h100_sxm/comm/sglang/0.5.12, node_num 1 (EP 8 over NVLink 4). Low latency: dispatch
+    # 13.194 us at 1 token, 224.057 at 1,024: 1,023 x 8 x 7,408 = 60,627,072 B in 210.863 us =
+    # 287.52 GB/s; combine 14.402 / 489.434: 1,023 x 8 x 14,336 = 117,325,824 B in 475.032 us
+    # = 246.985 GB/s.
+    d, c = measured_speed("H100-80GB", "low_latency", 8) or (None, None)
+    assert d is not None and c is not None
+    assert d.latency_s == pytest.approx(13.194e-6) and c.latency_s == pytest.approx(14.402e-6)
+    assert d.bytes_per_s == pytest.approx(287.52e9, rel=1e-5)
+    assert c.bytes_per_s == pytest.approx(246.985e9, rel=1e-5)
+    # Normal, 20 SMs: 8 x (1 - C(224, 8) / C(256, 8)) = 5.294652 ranks a token; dispatch
+    # 25.914 / 1,960.135 us: 16,383 x 5.294652 x 7,492 = 649,873,190 B in 1,934.221 us =
+    # 335.99 GB/s; combine 48.216 / 3,565.430: x 14,372 = 1,246,660,102 B in 3,517.214 us =
+    # 354.45 GB/s.
+    d, c = measured_speed("H100-80GB", "normal", 8) or (None, None)
+    assert d is not None and c is not None
+    assert d.bytes_per_s == pytest.approx(335.99e9, rel=1e-4)
+    assert c.bytes_per_s == pytest.approx(354.45e9, rel=1e-4)
+    # Only the table's own EP: none at EP 4 on H100, none under the bare name "H100".
+    assert measured_speed("H100-80GB", "normal", 4) is None
+    assert measured_speed("H100", "normal", 8) is None
+
+
+def test_h100_internode_ep16_seconds_by_hand(r1) -> None:  # type: ignore[no-untyped-def]
+    # h100_sxm/comm/sglang/0.5.6.post2, node_num 2 (2 x 8 GPUs, RDMA between the nodes), low
+    # latency from 2 tokens (the legacy rows' first) to 256 (their last): dispatch 22.57 ->
+    # 183.03 us, 254 x 8 x 7,408 = 15,053,056 B in 160.46 us = 93.81 GB/s; combine 25.9 ->
+    # 337.47 us, 254 x 8 x 14,336 = 29,130,752 B in 311.57 us = 93.50 GB/s. 128 decode tokens
+    # a rank: 22.57 + 128 / 254 x 160.46 = 103.432 us, 25.9 + 128 / 254 x 311.57 = 182.912 us;
+    # 286.343 us.
+    d, c = measured_speed("H100-80GB", "low_latency", 16) or (None, None)
+    assert d is not None and c is not None
+    assert d.bytes_per_s == pytest.approx(93.81e9, rel=1e-4)
+    assert c.bytes_per_s == pytest.approx(93.50e9, rel=1e-4)
+    nvlink4 = INTERCONNECTS["nvlink4"]  # not read: the kernels' own speeds
+    ll = DeepEp(mode="low_latency")
+    t = ll.seconds(128, r1.moe, 7168, 16, "decode", "H100-80GB", nvlink4)
+    assert t == pytest.approx(286.343e-6, rel=1e-5)
+    assert ll.notes("H100-80GB", 16, "decode") == ()
+    # Normal mode (test_internode.py, 20 SMs), each call notify + transfer: dispatch 26.83 +
+    # 31.63 = 58.46 us at 1 token, 3,162.0 + 50.3 = 3,212.3 at 16,384; combine 50.93 + 33.13 =
+    # 84.06 and 7,624.0 + 182.3 = 7,806.3. At the measured EP the logical bytes of 4,096 tokens
+    # are 4,096 / 16,383 of those between the rows: 58.46 + 0.250015 x 3,153.84 = 846.97 us,
+    # 84.06 + 0.250015 x 7,722.24 = 2,014.74 us; 2,861.71 us.
+    t = DeepEp(mode="normal").seconds(4096, r1.moe, 7168, 16, "prefill", "H100-80GB", nvlink4)
+    assert t == pytest.approx(2861.71e-6, rel=1e-5)
+
+
+def test_stand_ins_are_named(r1) -> None:  # type: ignore[no-untyped-def]
+    # GB200 at EP 32 (the NVL72 rack): its one-tray EP 4 rows, said so; H200 across nodes:
+    # H100's internode rows (its legacy table repeats them), said so.
+    ll = DeepEp(mode="low_latency")
+    (note,) = ll.notes("GB200", 32, "decode")
+    assert "EP 32 on GB200" in note and "EP 4" in note
+    speed = deepep_speed("H200", "low_latency", 32)
+    assert speed.measurement.gpu == "H100-80GB" and speed.measurement.nodes == 4
+    assert speed.note is not None and "H100's 4-node measurement" in speed.note
+    assert deepep_speed("H200", "low_latency", 8).note is None  # its own 0.5.12 rows
     nvlink4 = INTERCONNECTS["nvlink4"]
-    t = DeepEp(mode="low_latency").seconds(128, r1.moe, 7168, 8, "decode", "H100", nvlink4)
-    assert t == pytest.approx(2 * nvlink4.latency_s + 128 * 152_208 / nvlink4.bytes_per_s)
-    assert nvlink4.latency_s == pytest.approx(10e-6)
+    assert ll.seconds(64, r1.moe, 7168, 32, "decode", "H200", nvlink4) == pytest.approx(
+        ll.seconds(64, r1.moe, 7168, 32, "decode", "H100-80GB", nvlink4))
+
+
+@pytest.mark.parametrize(("gpu", "mode", "ep"), [
+    ("B200", "low_latency", 16),  # two HGX B200 nodes: RDMA, no row
+    ("H100-80GB", "normal", 4),  # half a node: no row at EP 4
+    ("GB200", "normal", 144),  # beyond one NVL72 rack
+    ("A100-80GB", "low_latency", 8),  # no table
+])
+def test_unmeasured_layouts_are_refused(gpu: str, mode: str, ep: int) -> None:
+    with pytest.raises(UnmodelledError, match=f"DeepEP's {mode} kernels on {gpu} at EP {ep}"):
+        deepep_speed(gpu, mode, ep)
+
+
+def test_plan_notes_name_the_stand_ins() -> None:
+    # A disaggregated plan on H200 (DeepEP on both roles, --deepep-mode auto): the prefill role's
+    # EP 8 runs on H200's own 0.5.12 rows (no note); the decode role's EP 16 spans two nodes,
+    # priced by H100's internode rows, which the plan says. B200 at EP 16: refused.
+    spec, _ = load_model("deepseek-v3")
+    extra = {"moe_a2a_backend": "deepep", "moe_dense_tp_size": 1, "enable_dp_lm_head": True}
+    req = DisaggRequest(prefill=Layout(tp=8, dp=8, ep=8, dp_attention=True),
+                        decode=Layout(tp=16, dp=16, ep=16, dp_attention=True), input_len=1024,
+                        output_len=1024, gpu=get_gpu("H200"), link=get_kv_link("ib-ndr"),
+                        engine=Engine.sglang, engine_version="0.5.8.post1", extra=extra)
+    notes = [n for n in plan_disagg(spec, req).notes if "DeepEP" in n]
+    assert len(notes) == 1 and notes[0].startswith("decode: DeepEP low_latency at EP 16 on H200")
+    with pytest.raises(UnmodelledError, match="on B200 at EP 16"):
+        plan_disagg(spec, replace(req, gpu=get_gpu("B200")))
+
+
+@pytest.mark.parametrize(("ep", "dispatch_us", "combine_us"), [
+    (16, 118, 195), (32, 155, 273), (64, 173, 314)])
+def test_h100_internode_rows_agree_with_deepep_readme(ep: int, dispatch_us: float,
+                                                      combine_us: float) -> None:
+    # An independent measurement: deepseek-ai/DeepEP README.md, "Low-latency kernels with pure
+    # RDMA" (H800, one CX7 InfiniBand 400 Gb/s NIC a GPU, 128 tokens a batch, hidden 7,168,
+    # top-8, FP8 dispatch / bf16 combine; the table as of its 2025.04.22 news, PR #130, before
+    # PR #173 let the kernels use NVLink). kvplan's H100 rows (aiconfigurator's legacy
+    # internode table, another lab and GPU with the same NIC) price 128 tokens within 15 % of
+    # it: e.g. EP 32, 27.13 + 128 / 254 x 237.34 = 146.7 us against 155, 28.43 + 128 / 254 x
+    # 471.77 = 266.2 us against 273. Not used to set anything.
+    d, c = measured_speed("H100-80GB", "low_latency", ep) or (None, None)
+    assert d is not None and c is not None
+    t_d = d.latency_s + 128 * 8 * 7408 / d.bytes_per_s
+    t_c = c.latency_s + 128 * 8 * 14336 / c.bytes_per_s
+    assert t_d == pytest.approx(dispatch_us * 1e-6, rel=0.15)
+    assert t_c == pytest.approx(combine_us * 1e-6, rel=0.15)

@@ -120,20 +120,21 @@ def test_deepep_roles_by_hand() -> None:
     # recipes/gb200-fp8/1k1k/max-tpt-2p1d.yaml at 75f6e32a (cfg523 c1024): prefill
     # moe-a2a-backend "deepep", deepep-mode "normal", moe-dense-tp-size 1, enable-dp-lm-head
     # true; decode the same with deepep-mode "low_latency"; no SGLANG_MOE_NVFP4_DISPATCH in
-    # either environment (an FP8 checkpoint). gb200-fp4/1k1k/mid-curve.yaml at 686df21e
-    # (cfg483 c2048): the prefill runs no DeepEP; the decode low_latency with
-    # SGLANG_MOE_NVFP4_DISPATCH "1" in decode_environment.
+    # either environment (an FP8 checkpoint); both roles ep-num-redundant-experts 32 (read by
+    # deepepx60). gb200-fp4/1k1k/mid-curve.yaml at 686df21e (cfg483 c2048): the prefill runs no
+    # DeepEP; the decode low_latency with SGLANG_MOE_NVFP4_DISPATCH "1" in decode_environment,
+    # ep-num-redundant-experts 32.
     fp8 = _recipe(_row("dsr1_gb200_sglang_fp8_disagg_1024x1024_c1024_cfg523"))
     assert fp8 is not None and fp8.commit.startswith("75f6e32a")
     assert fp8.prefill.deepep_settings() == {
         "moe_a2a_backend": "deepep", "deepep_mode": "normal", "moe_dense_tp_size": 1,
-        "enable_dp_lm_head": True, "moe_nvfp4_dispatch": False}
+        "enable_dp_lm_head": True, "moe_nvfp4_dispatch": False, "ep_num_redundant_experts": 32}
     assert fp8.decode.deepep_settings()["deepep_mode"] == "low_latency"
     fp4 = _recipe(_row("dsr1_gb200_sglang_fp4_disagg_1024x1024_c2048_cfg483"))
     assert fp4 is not None and fp4.prefill.deepep_settings() == {}
     assert fp4.decode.deepep_settings() == {
         "moe_a2a_backend": "deepep", "deepep_mode": "low_latency", "moe_dense_tp_size": 1,
-        "enable_dp_lm_head": True, "moe_nvfp4_dispatch": True}
+        "enable_dp_lm_head": True, "moe_nvfp4_dispatch": True, "ep_num_redundant_experts": 32}
     # The setup hands them to both roles' requests (SGLang's options), and not without them.
     row = _row("dsr1_gb200_sglang_fp8_disagg_1024x1024_c1024_cfg523")
     key = disagg_rows._setup_key(row)

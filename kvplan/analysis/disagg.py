@@ -162,6 +162,22 @@ def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -
     return cand
 
 
+def _a2a_notes(spec: ModelSpec, req: DisaggRequest, prefill: Candidate, decode: Candidate
+               ) -> tuple[str, ...]:
+    """Each role's MoE all-to-all stand-ins (kvplan.engines.moe_comm.MoeAllToAll.notes: SGLang's
+    DeepEP priced by another EP size's or GPU's measurement), as the time model met them."""
+    rule = req.engine.rules.cost_traits.moe_all_to_all
+    out: list[str] = []
+    for role, cand in (("prefill", prefill), ("decode", decode)):
+        lay = cand.layout
+        options = plan_inputs_for(_role_request(req, 1), req.gpu, lay, req.kv_dtype,
+                                  req.mem_fraction, req.context).options
+        a2a = rule(options, spec) if rule is not None and lay.ep > 1 else None
+        if a2a is not None:
+            out += [f"{role}: {n}" for n in a2a.notes(req.gpu.name, lay.ep, role)]
+    return tuple(out)
+
+
 def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
             concurrency: int) -> LaunchPlan:
     connector = req.engine.rules.kv_connector(req.connector)
@@ -319,7 +335,7 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
         roles.append(RolePlan(role=role, candidate=cand,
                               launch=_launch(spec, req, role, cand, conc),
                               layout_text=req.engine.rules.layout_text(cand.layout), **times))
-    notes = handover.notes + (
+    notes = handover.notes + _a2a_notes(spec, req, prefill, decode) + (
         f"transfer: the busiest rank's bytes over one GPU's {req.link.name} rails "
         f"({req.link.bytes_per_s / 1e9:,.1f} GB/s) plus {req.link.latency_s * 1e6:g} us; NIXL's "
         "post time and the handshake of a new pair are not counted.",)

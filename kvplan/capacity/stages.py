@@ -87,6 +87,10 @@ def stage_weights(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_first
                              expert_map_entry_bytes=inputs.engine.rules.expert_map_entry_bytes(),
                              mxfp4=inputs.engine.rules.mxfp4_backend(inputs),
                              attention_scale_bytes=inputs.engine.rules.attention_scale_bytes(spec),
+                             # SGLang's --ep-num-redundant-experts (capacity.weights
+                             # `redundant_experts_held`); engines without the flag have none.
+                             redundant_experts=getattr(inputs.options, "ep_num_redundant_experts",
+                                                       0),
                              mtp=pp_last and inputs.speculative_method == "mtp"
                              and inputs.engine.rules.loads_draft_weights(inputs))
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.model.spec import ModelSpec
 from kvplan.weights.expert_layout import busiest_rank_experts, moe_tp_size
 
@@ -77,7 +78,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       dp_split: DpAttentionWeights | None = None,
                       expert_map_entry_bytes: int = 0,
                       mxfp4: tuple[str, str] | None = None,
-                      attention_scale_bytes: int = 0) -> WeightBreakdown:
+                      attention_scale_bytes: int = 0,
+                      redundant_experts: int = 0) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
@@ -94,7 +96,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     `expert_map_bytes`); ``mxfp4``: the MXFP4 MoE kernel and why (`loaded_formats`), whose
     padding of the expert shapes the weights follow; ``attention_scale_bytes``: what it
     holds per attention layer in scale buffers (the engine's `attention_scale_bytes`;
-    `attention_scales_bytes`)."""
+    `attention_scales_bytes`); ``redundant_experts``: the extra physical experts of each MoE
+    layer the engine builds for its expert placement (SGLang --ep-num-redundant-experts,
+    `redundant_experts_held`)."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
     from kvplan.weights.breakdown import weight_breakdown
 
@@ -104,6 +108,11 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision,
           "lm_head": lm_head}
     if spec.checkpoint is not None and quantization != "bitsandbytes":
+        if redundant_experts:
+            raise UnmodelledError(
+                f"--ep-num-redundant-experts {redundant_experts}: not read for a model sized "
+                "from its checkpoint's tensors (kvplan counts the redundant experts on a config "
+                "or model spec)")
         from kvplan.weights.checkpoint import (  # with a checkpoint only
             check_parameter_count,
             checkpoint_breakdown,
@@ -117,6 +126,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
             spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last),
             attention_scales=attention_scales_bytes(spec, attention_scale_bytes,
                                                     layers=layers, mtp=mtp and last))
+    if redundant_experts and (ep <= 1 or spec.moe is None):
+        raise UnmodelledError(f"--ep-num-redundant-experts {redundant_experts}: priced for a MoE "
+                              "model under expert parallelism only (EP > 1)")
     held: dict[str, int] = {}
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
@@ -127,7 +139,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         # block's experts likewise. The shared experts are no routed experts: they stay in the
         # dense MLP, split over the TP group (vLLM 0.32 models/deepseek_v2.py:243-276
         # DeepseekV2MLP and :359-372; whole under DP attention as `_dp_weights` places them).
-        held = {"held_experts": busiest_rank_experts(spec.moe.n_routed_experts, ep),
+        # Redundant experts (`redundant_experts_held`) are more physical experts to spread.
+        held = {"held_experts": redundant_experts_held(spec.moe.n_routed_experts,
+                                                       redundant_experts, ep),
                 "expert_tp": moe_tp_size(max(tp, ep), ep)}
     split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **held, **kw)
     placed = _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
@@ -136,6 +150,27 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last),
         attention_scales=attention_scales_bytes(spec, attention_scale_bytes, layers=layers,
                                                 mtp=mtp and last))
+
+
+def redundant_experts_held(n_routed: int, redundant: int, ep: int) -> int:
+    """The routed experts one EP rank of `ep` holds in each MoE layer when the engine builds
+    `redundant` copies beside the `n_routed` experts (SGLang --ep-num-redundant-experts, read in
+    0.5.8.post1): every layer's FusedMoE is built over n_routed + redundant physical experts
+    (models/deepseek_v2.py:413-416, and qwen2_moe / qwen3_moe / glm4_moe / gpt_oss / minimax_m2
+    alike), (n_routed + redundant) / ep a rank, SGLang asserting that ep divides them
+    (layers/moe/fused_moe_triton/layer.py:194-197; eplb/expert_location.py:199-205); each
+    physical expert loads the weights of the logical one it copies (the trivial placement,
+    expert_location.py:88-112: physical p holds logical p mod n_routed; --init-expert-location
+    or EPLB's rebalancing move copies, not their count). So the redundant experts cost every
+    rank redundant / ep experts' weights per MoE layer, out of its KV pool. Without redundant
+    experts, `busiest_rank_experts`."""
+    if redundant < 0:
+        raise InputError(f"--ep-num-redundant-experts {redundant}: expected >= 0")
+    if redundant and (n_routed + redundant) % ep:
+        raise InputError(f"--ep-num-redundant-experts {redundant}: SGLang needs the {n_routed} "
+                         f"routed + {redundant} redundant experts to divide over EP {ep} "
+                         "(eplb/expert_location.py:204)")
+    return busiest_rank_experts(n_routed + redundant, ep)
 
 
 def attention_scales_bytes(spec: ModelSpec, per_layer: int, *,

@@ -257,6 +257,10 @@ def estimate_cmd(
         "--mm-encoder-tp-mode", rich_help_panel=VLLM_PANEL,
         help="vLLM: the vision encoder split over TP ranks (weights) or whole on each rank, the "
              "profile's items dealt out (data).")] = MmEncoderTpMode.weights,
+    ep_num_redundant_experts: Annotated[int, typer.Option(
+        "--ep-num-redundant-experts", rich_help_panel=SGLANG_PANEL, min=0, metavar="N",
+        help="SGLang: N more physical experts a MoE layer under expert parallelism, "
+             "(experts + N) / EP a rank, their weights out of the KV pool.")] = 0,
     max_total_tokens: Annotated[int | None, typer.Option(
         "--max-total-tokens", rich_help_panel=SGLANG_PANEL,
         min=1, parser=tokens_option, metavar="TOKENS",
@@ -324,6 +328,7 @@ def estimate_cmd(
             skip_mm_profiling=skip_mm_profiling, mm_encoder_tp_mode=mm_encoder_tp_mode.value,
             disable_custom_all_reduce=disable_custom_all_reduce,
             max_total_tokens=max_total_tokens, trtllm_backend=trtllm_backend.value,
+            ep_num_redundant_experts=ep_num_redundant_experts,
             max_mamba_cache_size=max_mamba_cache_size,
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,

@@ -35,6 +35,11 @@ class MoeAllToAll(Protocol):
         `gpu_name`, whose EP collectives take `link`."""
         ...
 
+    def notes(self, gpu_name: str, ep: int, phase: str) -> tuple[str, ...]:
+        """What the plan should say about how a `phase` step's all-to-all at `ep` ranks on
+        `gpu_name` is priced where it is not measured as launched (a stand-in); () else."""
+        ...
+
 
 # A launch's options (kvplan.engines.base.EngineOptions, or None) and the model -> the
 # all-to-all it runs (None: none selected).

@@ -19,6 +19,9 @@ from tests.benches.fitted_rows import SHAPED_BY
 
 DEEPEP_COMMIT = "97d4ed27"  # the rule, committed before the rows were re-run
 SPEED_COMMIT = "3cc77652"  # DeepEP's measured kernel speeds (deepepbw59), frozen likewise
+# The redundant experts' weights and DeepEP's speeds on more GPUs / EP sizes (deepepx60), frozen
+# likewise.
+REDUNDANT_COMMIT = "723ed03b"
 
 
 def _median(values: list[float]) -> float:
@@ -74,7 +77,7 @@ def section(done: list[Replay]) -> list[str]:
            "(it changes times and each DeepEP rank's weights), so no first evaluation. Read "
            "and not fed still: --moe-dense-tp-size 1 on the TP-attention low-latency recipes "
            "without DeepEP (kvplan refuses it without DeepEP: it holds the shared experts and "
-           "dense MLPs in one group), --ep-num-redundant-experts 32 and EPLB, "
+           "dense MLPs in one group), "
            "--enable-single-batch-overlap (the FP4 DP prefill), the deepep-config file's SM "
            "counts. The prefill's eager launch count stays SGLang's gather path's "
            "(kvplan.perf.op_counts): DeepEP's dispatch / combine ops are not counted apart.", "",
@@ -116,6 +119,35 @@ def section(done: list[Replay]) -> list[str]:
             "low-latency figure (99 GB/s over NVLink 4) is not used: the GB200 rows measure the "
             "kernels on the fabric itself (at its rate the decode rank's all-to-all above would "
             "take 58 x 64 x 8 x 21,744 B / 99 GB/s = 6.5 ms).", ""]
+    redundant = next(s for s in SHAPED_BY if s.commit == REDUNDANT_COMMIT)
+    out += [f"Since {redundant.commit} (deepepx60; shaped by these rows: their recipes' "
+            "--ep-num-redundant-experts 32, on every DeepEP role, was read for them, and listed "
+            "here as read and not fed until then) each DeepEP role builds 256 + 32 physical "
+            "experts a MoE layer (SGLang 0.5.8.post1 models/deepseek_v2.py:413-416, "
+            "eplb/expert_location.py:199-205), (256 + 32) / ep a rank, each copy holding a "
+            "logical expert's weights: 9 instead of 8 at EP 32 (R1 FP8: 2,554,954,752 B, 2.38 "
+            "GiB, more a rank), 36 instead of 32 at EP 8 (9.52 GiB), out of each rank's KV pool "
+            "(kvplan.capacity.weights.redundant_experts_held). Recorded at its first run, "
+            "before -> after, both cohorts: section 3's SGLang rows both inside 42 -> 42 of 94, "
+            "TTFT inside 53 -> 55; 3a unchanged; 3b both 23 -> 23 of 52, TTFT 29 -> 31; the "
+            "DeepEP rows both 17 -> 17 of 30, TTFT 21 -> 23, TPOT 22 -> 22, median TTFT / TPOT "
+            "ratio 0.84 / 0.87 -> 0.86 / 0.87. Of the rows listed below three changed at two "
+            "decimals, each at the top of its recipe's concurrencies, where the decode KV "
+            "binds: cfg526 c7680 TTFT ratio 0.68 -> 1.32 (TPOT 0.67 -> 0.64), c7168 0.71 -> "
+            "0.76, and cfg508 c4096 (decode EP 8, 36 experts a rank) TTFT 3.62 -> 5.87, TPOT "
+            "0.64 -> 0.61: a miss that grows (its queue was already too long in the "
+            "simulation; not read further). EPLB: no recipe sets --enable-eplb or "
+            "--init-expert-location, and their --eplb-algorithm deepseek is read only under "
+            "those (expert_location.py:167-174, model_runner.py:448): inert. Not modelled: where "
+            "a token's copy is chosen (--ep-dispatch-algorithm static / dynamic over the trivial "
+            "placement, physical 256-287 copying logical 0-31) and uneven loads (the time model "
+            "spreads the tokens evenly, as EPLB aims to); the time model still streams 256 / ep "
+            "experts a rank. The same commit reads DeepEP's speeds on more GPUs and EP sizes "
+            "(aiconfigurator's B200 / B300 / H100 / H200 rows at EP 8, and H100's legacy "
+            "internode rows at EP 16 / 32 / 64 over RDMA, which H200 borrows): no row here "
+            "runs them (all are GB200 / GB300, still priced by the one-tray EP 4 rows, a stand-in "
+            "the plan's notes now name), and a GPU and EP size with no measurement is refused, "
+            "no longer priced at its link's bandwidth.", ""]
     out += _moved(done, old, (0, 1))
     return out
 

@@ -1314,6 +1314,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "median TTFT / TPOT ratio 0.65 / 0.81 -> 0.81 / 0.87; section 3's SGLang rows "
                 "both inside 27 -> 33 of 94",
            rows=_AIC_PROSPECTIVE_SGLDEEPEP59),
+    Shaped(commit="723ed03b",
+           rule="SGLang --ep-num-redundant-experts: (n + r) / ep routed experts a rank "
+                "(kvplan.capacity.weights.redundant_experts_held; R1 at EP 32 + 32: 9 not 8, "
+                "2.38 GiB a rank out of the KV pool), the srt-slurm DeepEP roles' 32 fed; read "
+                "because these rows' recipes set it (3l listed it as read and not fed); the 30 "
+                "DeepEP rows both inside 17 -> 17, TTFT inside 21 -> 23, median TTFT / TPOT "
+                "ratio 0.84 / 0.87 -> 0.86 / 0.87; section 3's SGLang rows both 42 -> 42 of 94",
+           rows=_AIC_PROSPECTIVE_SGLDEEPEP59),
     Shaped(commit="07479aa1",
            rule="TensorRT-LLM disaggregated rows' context servers at the prefill "
                 "max_batch_size / max_num_tokens per rank of the NVIDIA/srt-slurm recipe each "

@@ -58,6 +58,9 @@ class SglangRole:
     moe_dense_tp_size: int | None = None
     enable_dp_lm_head: bool | None = None
     moe_nvfp4_dispatch: bool | None = None
+    # --ep-num-redundant-experts on a DeepEP role (deepepx60; 32 on each, None elsewhere): the
+    # extra experts' weights (kvplan.capacity.weights.redundant_experts_held).
+    ep_num_redundant_experts: int | None = None
 
     def deepep_settings(self) -> dict[str, object]:
         """The role's DeepEP flags as kvplan's SGLang options (kvplan.engines.sglang.deepep),
@@ -67,7 +70,8 @@ class SglangRole:
         return {"moe_a2a_backend": "deepep", "deepep_mode": self.deepep_mode or "auto",
                 "moe_dense_tp_size": self.moe_dense_tp_size,
                 "enable_dp_lm_head": bool(self.enable_dp_lm_head),
-                "moe_nvfp4_dispatch": bool(self.moe_nvfp4_dispatch)}
+                "moe_nvfp4_dispatch": bool(self.moe_nvfp4_dispatch),
+                "ep_num_redundant_experts": self.ep_num_redundant_experts or 0}
 
     def layout_key(self) -> tuple[int, int, bool, int]:
         dp = self.dp_size if self.enable_dp_attention else 1

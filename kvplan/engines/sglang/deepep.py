@@ -36,18 +36,27 @@ What a token sends (`bytes_per_token`, expected over routing):
   with probability 1 / ep, by symmetry. Normal mode's distinct ranks: routing taken uniform over
   the `n` routed experts spread evenly, `n / ep` a rank (the k experts distinct), so a given
   other rank holds none of a token's experts with probability C(n - n/ep, k) / C(n, k). Not
-  modelled: DeepSeek's group-limited routing (top-4 of 8 groups) and the redundant experts'
-  placement (--ep-num-redundant-experts, EPLB), which both concentrate a token's experts on
-  fewer ranks; uneven loads. Normal mode above 8 ranks runs DeepEP's internode kernels (a token
+  modelled: DeepSeek's group-limited routing (top-4 of 8 groups) and where redundant experts
+  send a token (--ep-num-redundant-experts: under SGLang's default trivial placement,
+  eplb/expert_location.py:88-112, physical experts n..n+r-1 copy logical 0..r-1, and
+  --ep-dispatch-algorithm picks a copy per rank, static, or at random per token, dynamic,
+  expert_location_dispatch.py:76-106), which both move a token's experts between ranks; uneven
+  loads (what EPLB's rebalancing, --enable-eplb, evens out: kvplan assumes them even). The
+  redundant experts' weights are counted (kvplan.capacity.weights.redundant_experts_held, out
+  of the KV pool); the time model still streams n / ep experts a rank, not (n + r) / ep.
+  Normal mode above 8 ranks runs DeepEP's internode kernels (a token
   once per node, forwarded over NVLink inside it): priced with the same per-rank count (the
   srt-slurm recipes' normal-mode roles are EP 8). Not checked: the low-latency batch bound
   SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (deepep.py:320-325, at most 1,024).
 
 Time (`DeepEp.seconds`, asked by kvplan.perf.roofline): dispatch and combine, each its
 measured fixed time per call plus its bytes at its measured bandwidth, from DeepEP's own
-benchmarks on the GPU as aiconfigurator's tables record them (kvplan.engines.sglang.deepep_speed,
-GB200 / GB300; deepepbw59). Before deepepbw59 (97d4ed27): the EP link's latency (8 us on NVLink
-5, an estimate) and the bytes at the link's 720 GB/s, still the rule on a GPU with no measurement.
+benchmarks on the GPU at the launch's EP size as aiconfigurator's tables record them
+(kvplan.engines.sglang.deepep_speed: GB200 / GB300 at EP 4, deepepbw59; B200 / B300 / H100 /
+H200 at EP 8 and H100 at EP 16 / 32 / 64 across nodes, deepepx60), or a stand-in the plan's
+notes name (`DeepEp.notes`); a GPU and EP size with neither is refused. Before deepepbw59
+(97d4ed27): the EP link's latency (8 us on NVLink 5, an estimate) and the bytes at the link's
+720 GB/s; until deepepx60 still the rule on a GPU with no measurement.
 
 Weights (`dp_attention_weights`): under DeepEP the shared experts are built whole on every rank
 (models/deepseek_v2.py:455-473, `tp_rank=0, tp_size=1` when `is_deepep()`); --moe-dense-tp-size
@@ -75,7 +84,7 @@ from math import comb
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError, UnmodelledError
-from kvplan.engines.sglang.deepep_speed import measured_speed
+from kvplan.engines.sglang.deepep_speed import deepep_speed
 from kvplan.model.quant_config import quant_method
 from kvplan.model.spec import ModelSpec, MoESpec
 from kvplan.weights.base import DpAttentionWeights
@@ -151,16 +160,22 @@ class DeepEp:
                 gpu_name: str, link: Interconnect) -> float:
         """One MoE layer's dispatch + combine for `tokens` tokens a rank: each call's measured
         fixed time, then its logical bytes (the remote ones x ep / (ep - 1)) at the measured
-        bandwidth (kvplan.engines.sglang.deepep_speed); on a GPU with no measurement, the EP
-        link's latency twice and the remote bytes at its bandwidth."""
+        bandwidth (kvplan.engines.sglang.deepep_speed.deepep_speed, which refuses a GPU and EP
+        size with no measurement or stand-in). `link` is not read: the kernels' own speeds are
+        measured on the fabric."""
         dispatch, combine = self.remote_bytes(moe, hidden, ep, phase)
-        speed = measured_speed(gpu_name, resolve_mode(self.mode, phase))
-        if speed is None:
-            return 2 * link.latency_s + tokens * (dispatch + combine) / link.bytes_per_s
-        d, c = speed
+        speed = deepep_speed(gpu_name, resolve_mode(self.mode, phase), ep)
+        d, c = speed.dispatch, speed.combine
         logical = tokens * ep / (ep - 1)
         return (d.latency_s + logical * dispatch / d.bytes_per_s
                 + c.latency_s + logical * combine / c.bytes_per_s)
+
+
+    def notes(self, gpu_name: str, ep: int, phase: str) -> tuple[str, ...]:
+        """What stands in for a measurement when a `phase` step runs at `ep` ranks on
+        `gpu_name` (deepep_speed's note; () where measured as launched)."""
+        note = deepep_speed(gpu_name, resolve_mode(self.mode, phase), ep).note
+        return () if note is None else (note,)
 
 
 def _options(options: EngineOptions | None) -> tuple[str, str, int | None, bool, bool]:

@@ -36,6 +36,9 @@ class SglangOptions(EngineOptions):
     moe_dense_tp_size: int | None = None
     enable_dp_lm_head: bool = False
     moe_nvfp4_dispatch: bool = False
+    # --ep-num-redundant-experts: extra physical experts per MoE layer, their weights on the
+    # EP ranks (kvplan.capacity.weights.redundant_experts_held).
+    ep_num_redundant_experts: int = 0
 
 
 OPTIONS = SglangOptions
