@@ -145,6 +145,12 @@ class DecodeAdmission(Protocol):
         """How many of `queued` prompts of `input_len` tokens at the head of the rank's queue
         it admits now."""
 
+    def admits_each(self, state: DecodeRankState, heads: Sequence[tuple[int, int]],
+                    running: Sequence[tuple[int, int]]) -> int:
+        """`admits` for requests of their own lengths (a client's length spread): how many of
+        the queue's head requests, (prompt tokens, max_new_tokens) each in order, it admits
+        now; `running`: the running requests' (prompt, max_new_tokens)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ContextScheduler:

@@ -39,6 +39,7 @@ iteration), and the prefill's own bootstrap-queue poll (one prefill iteration at
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kvplan.engines.handover import DecodeRankState
@@ -75,15 +76,27 @@ class SglangDecodeAdmission:
                max_new_tokens: int) -> int:
         """How many of `queued` requests of `input_len` prompt tokens at the head of the
         rank's preallocation queue `pop_preallocated` takes now (FIFO, stopping at the first
-        that does not fit)."""
-        new = min(max_new_tokens, self.clip_new_tokens)
+        that does not fit); the running requests of the same lengths."""
+        return self.admits_each(state, [(input_len, max_new_tokens)] * queued,
+                                [(input_len, max_new_tokens)] * min(1, state.running))
+
+    def admits_each(self, state: DecodeRankState, heads: Sequence[tuple[int, int]],
+                    running: Sequence[tuple[int, int]]) -> int:
+        """`admits` for requests of their own lengths: need_space_for_single_req is the
+        largest min(max_new_tokens, CLIP) + prompt over the running requests (module
+        docstring), and each head request is checked and charged at its own prompt and
+        max_new_tokens."""
         retractable = state.running_tokens
-        single = new + input_len - retractable if state.running else 0
+        single = (max(min(o, self.clip_new_tokens) + i for i, o in running) - retractable
+                  if state.running and running else 0)
         allocatable = state.free_tokens - max(
             self.reserved_tokens * (state.running + state.pending), single)
-        required = input_len + self.reserved_tokens
         taken = 0
-        while taken < queued and state.held + taken < self.slots:
+        for input_len, max_new in heads:
+            if state.held + taken >= self.slots:
+                break
+            new = min(max_new, self.clip_new_tokens)
+            required = input_len + self.reserved_tokens
             if max(required, input_len + new - retractable) > allocatable:
                 break
             allocatable -= required
