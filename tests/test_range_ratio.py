@@ -90,3 +90,59 @@ def test_sglang_draw_reproduces_the_cookbooks_totals() -> None:
     assert (sum(i for i, _ in many), sum(o for _, o in many)) == (1273893, 169680)
     new = client_lengths("sglang", 0.0, sglang_release="0.5.7").lengths(10, 1000, 1000, seed=1)
     assert (sum(i for i, _ in new), sum(o for _, o in new)) == (6101, 4220)
+
+
+def test_workload_takes_the_clients_draw() -> None:
+    # `kvplan simulate --random-range-ratio 0.8 --range-ratio-convention sa-bench --seed 0`: the
+    # requests' lengths are sa-bench's draw at seed 0 (prompts then outputs), in send order,
+    # the shared prefix added to each prompt.
+    from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
+
+    reqs = list(requests_from(WorkloadOptions(
+        concurrency=4, num_requests=30, input_len=1024, output_len=128, prefix_len=16,
+        random_range_ratio=0.8, range_ratio_convention="sa-bench", seed=0)))
+    drawn = client_lengths("sa-bench", 0.8).lengths(30, 1024, 128, seed=0)
+    assert [(r.prompt_len - 16, r.output_len) for r in reqs] == drawn
+    assert all(835 <= r.prompt_len <= 1040 and 102 <= r.output_len <= 128 for r in reqs)
+    # vLLM's convention (the default) spreads around L.
+    vllm = list(requests_from(WorkloadOptions(concurrency=4, num_requests=200, input_len=1024,
+                                              output_len=128, random_range_ratio=0.5)))
+    assert min(r.prompt_len for r in vllm) >= 512 and max(r.prompt_len for r in vllm) <= 1536
+    assert max(r.prompt_len for r in vllm) > 1024
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (["--range-ratio-convention", "sglang"], "--range-ratio-convention: needs"),
+    (["--random-range-ratio", "1.0"], "--random-range-ratio: must be in [0, 1)"),
+    (["--random-range-ratio", "0.5", "--input-len-dist", "uniform:10:20"],
+     "--input-len-dist: not with --random-range-ratio"),
+])
+def test_cli_refuses_with_one_line(args: list[str], text: str) -> None:
+    from typer.testing import CliRunner
+
+    from kvplan.cli import app
+
+    result = CliRunner().invoke(app, ["simulate", "llama-3.1-8b", "--gpu", "H100-80GB",
+                                      "--max-model-len", "4096", "--concurrency", "2",
+                                      "--num-requests", "4", *args])
+    assert result.exit_code == 2, result.output
+    assert text in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cli_runs_with_a_spread() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli import app
+
+    result = CliRunner().invoke(app, [
+        "simulate", "llama-3.1-8b", "--gpu", "H100-80GB", "--max-model-len", "4096",
+        "--concurrency", "4", "--num-requests", "20", "--input-len", "512", "--output-len",
+        "32", "--random-range-ratio", "0.8", "--range-ratio-convention", "sa-bench", "-f",
+        "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    # sa-bench's outputs at seed 0: 20 draws in int(32 x 0.8) = 25 .. 32.
+    outs = [o for _, o in client_lengths("sa-bench", 0.8).lengths(20, 512, 32, seed=0)]
+    assert data["output_tokens"] == sum(outs) < 20 * 32
