@@ -417,5 +417,5 @@ def test_admits_each_charges_each_request_its_own_prompt() -> None:
     adm = SglangDecodeAdmission(pool_tokens=3000, page_tokens=1, max_num_reqs=64,
                                 max_running=64)
     idle = DecodeRankState(free_tokens=3000, running=0, pending=0, running_tokens=0)
-    assert adm.admits_each(idle, [(1000, 10), (900, 10), (100, 10)], []) == 2
+    assert adm.admits_each(idle, [(1000, 10), (900, 10), (100, 10)], 0) == 2
     assert adm.admits(idle, 3, 1000, 10) == 1

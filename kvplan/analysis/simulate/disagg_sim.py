@@ -200,6 +200,7 @@ class _Run:
         np, nd = inp.prefill_workers * inp.prefill_ranks, inp.decode_workers * inp.decode_ranks
         self.p_queue: list[deque[_Req]] = [deque() for _ in range(np)]
         self.p_tokens = [0] * np  # prompt tokens queued per prefill rank
+        self.p_whole = [0] * np  # the whole prompts of the queued requests, per prefill rank
         self.p_running = [0] * np  # queued prompts scheduled at least once, per prefill rank
         self.p_busy = [False] * inp.prefill_workers
         self.p_started = [0.0] * inp.prefill_workers  # when each worker's running step began
@@ -228,6 +229,10 @@ class _Run:
         self.d_pending = [0] * nd
         self.d_tokens = [0] * nd
         self.d_by_phase = [[0] * page for _ in range(nd)]
+        # With `lengths`: per rank, the running requests' `single_need` values (count each)
+        # and their largest (kept as they join and end).
+        self.d_needs: list[dict[int, int]] = [{} for _ in range(nd)]
+        self.d_need_max = [0] * nd
 
     def _push(self, t: float, kind: int, worker: int, payload: object) -> None:
         self.seq += 1
@@ -275,6 +280,7 @@ class _Run:
                 rank = w * ranks + rule.rank(self._rank_states(w), req.remaining, self.rng)
         self.p_queue[rank].append(req)
         self.p_tokens[rank] += req.remaining
+        self.p_whole[rank] += req.prompt_len
         self._push(t, _PREFILL_KICK, rank // self.inp.prefill_ranks, None)
 
     def _rank_states(self, w: int) -> list[PrefillRankState]:
@@ -282,7 +288,7 @@ class _Run:
         lo = w * self.inp.prefill_ranks
         return [PrefillRankState(waiting=len(self.p_queue[r]) - self.p_running[r],
                                  running=self.p_running[r],
-                                 prompt_tokens=sum(q.prompt_len for q in self.p_queue[r]))
+                                 prompt_tokens=self.p_whole[r])
                 for r in range(lo, lo + self.inp.prefill_ranks)]
 
     def _prefill_step(self, w: int, t: float, cutoff: float = math.inf) -> None:
@@ -338,6 +344,7 @@ class _Run:
             queue = self.p_queue[rank]
             while queue and queue[0].remaining == 0:
                 self.p_running[rank] -= 1
+                self.p_whole[rank] -= queue[0].prompt_len
                 self._handover(queue.popleft(), t)
         self._prefill_step(w, t, self.p_started[w] if self.inp.prefill_lookahead else math.inf)
 
@@ -366,10 +373,8 @@ class _Run:
             if inp.lengths is None:
                 n = adm.admits(state, len(queue), inp.input_len, inp.output_len)
             else:
-                running = [(r.prompt_len, r.output_len) for _, _, r in self.d_ends[w]
-                           if r.rank == rank]
-                n = adm.admits_each(state, [(r.prompt_len, r.output_len) for r in queue],
-                                    running)
+                n = adm.admits_each(state, ((r.prompt_len, r.output_len) for r in queue),
+                                    self.d_need_max[rank])
             for _ in range(n):
                 req = queue.popleft()
                 self.d_alloc[rank] += cdiv(req.prompt_len, adm.page_tokens) * adm.page_tokens
@@ -413,6 +418,8 @@ class _Run:
                     self.d_tokens[req.rank] += req.prompt_len
                     req.join_step = step
                     self.d_by_phase[req.rank][self._phase(req)] += 1
+                    if inp.lengths is not None:
+                        self._need(req, +1)
             else:
                 keep.append(req)
         self.d_wait[w] = keep
@@ -489,6 +496,22 @@ class _Run:
         self.d_tokens[req.rank] -= tokens
         self.d_alloc[req.rank] -= cdiv(tokens, adm.page_tokens) * adm.page_tokens
         self.d_by_phase[req.rank][self._phase(req)] -= 1
+        if self.inp.lengths is not None:
+            self._need(req, -1)
+
+    def _need(self, req: _Req, change: int) -> None:
+        """A running request of `lengths` joins (+1) or ends (-1): its rank's needs and their
+        largest."""
+        assert self.admission is not None
+        need = self.admission.single_need(req.prompt_len, req.output_len)
+        needs, rank = self.d_needs[req.rank], req.rank
+        needs[need] = needs.get(need, 0) + change
+        if needs[need] == 0:
+            del needs[need]
+            if need == self.d_need_max[rank]:
+                self.d_need_max[rank] = max(needs, default=0)
+        elif change > 0:
+            self.d_need_max[rank] = max(self.d_need_max[rank], need)
 
     def run(self) -> DisaggSimResult:
         for user in range(self.inp.concurrency):

@@ -39,8 +39,9 @@ iteration), and the prefill's own bootstrap-queue poll (one prefill iteration at
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
 
 from kvplan.engines.handover import DecodeRankState
 
@@ -77,18 +78,21 @@ class SglangDecodeAdmission:
         """How many of `queued` requests of `input_len` prompt tokens at the head of the
         rank's preallocation queue `pop_preallocated` takes now (FIFO, stopping at the first
         that does not fit); the running requests of the same lengths."""
-        return self.admits_each(state, [(input_len, max_new_tokens)] * queued,
-                                [(input_len, max_new_tokens)] * min(1, state.running))
+        return self.admits_each(state, repeat((input_len, max_new_tokens), queued),
+                                self.single_need(input_len, max_new_tokens))
 
-    def admits_each(self, state: DecodeRankState, heads: Sequence[tuple[int, int]],
-                    running: Sequence[tuple[int, int]]) -> int:
+    def single_need(self, input_len: int, max_new_tokens: int) -> int:
+        """A running request's term of need_space_for_single_req: min(max_new_tokens, CLIP)
+        + its prompt (module docstring)."""
+        return min(max_new_tokens, self.clip_new_tokens) + input_len
+
+    def admits_each(self, state: DecodeRankState, heads: Iterable[tuple[int, int]],
+                    running_need: int) -> int:
         """`admits` for requests of their own lengths: need_space_for_single_req is the
-        largest min(max_new_tokens, CLIP) + prompt over the running requests (module
-        docstring), and each head request is checked and charged at its own prompt and
-        max_new_tokens."""
+        running requests' largest `single_need` (`running_need`) less the retractable tokens,
+        and each head request is checked and charged at its own prompt and max_new_tokens."""
         retractable = state.running_tokens
-        single = (max(min(o, self.clip_new_tokens) + i for i, o in running) - retractable
-                  if state.running and running else 0)
+        single = running_need - retractable if state.running else 0
         allocatable = state.free_tokens - max(
             self.reserved_tokens * (state.running + state.pending), single)
         taken = 0
