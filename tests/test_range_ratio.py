@@ -146,3 +146,27 @@ def test_cli_runs_with_a_spread() -> None:
     # sa-bench's outputs at seed 0: 20 draws in int(32 x 0.8) = 25 .. 32.
     outs = [o for _, o in client_lengths("sa-bench", 0.8).lengths(20, 512, 32, seed=0)]
     assert data["output_tokens"] == sum(outs) < 20 * 32
+
+
+def test_disagg_bench_section_3n_counts_by_cohort() -> None:
+    # Two TensorRT-LLM rows (3j): one moves into the band with the spread (TTFT 1.40 -> 1.26),
+    # one stays below; the section counts them per cohort, before and after, and names the
+    # cfg388 row.
+    from tests.benches import disagg_lengths
+    from tests.benches.disagg_rows import BACKEND_COHORTS, PREFIX, Replay
+
+    def rep(tail: str, ttft: float) -> Replay:
+        return Replay(id=PREFIX + "dsr1_gb200_trtllm_fp4_disagg_" + tail, label="",
+                      measured_ttft_ms=100.0, measured_tpot_ms=10.0, concurrency=192,
+                      input_len=1024, output_len=1024, ttft_ms=ttft, tpot_ms=10.0,
+                      cohort=BACKEND_COHORTS["trtllm"])
+
+    after = [rep("1024x1024_c192_cfg388", 126.0), rep("1024x1024_c12_cfg999", 50.0)]
+    before = [rep("1024x1024_c192_cfg388", 140.0), rep("1024x1024_c12_cfg999", 55.0)]
+    text = "\n".join(disagg_lengths.section(after, before))
+    assert ("- 3j (TensorRT-LLM): with it both 1 of 2; TTFT 1; TPOT 2; median ratio TTFT, TPOT "
+            "0.88, 1.00") in text
+    assert "  - every request at L (before): both 0 of 2; TTFT 0; TPOT 2" in text
+    assert "- dsr1_gb200_trtllm_fp4_disagg_1024x1024_c192_cfg388: 1.40 / 1.00 -> 1.26 / 1.00" \
+        in text
+    assert disagg_lengths.FIRST_EVALUATION in text

@@ -15,6 +15,16 @@ from tests.benches.disagg_why import _groups, line
 from tests.benches.fitted_rows import SHAPED_BY
 
 RULE_COMMIT = "0a047bfb"
+# The rule's first evaluation, as measured at 4e43a82b (the frozen rule; the commit after it
+# made the simulation faster, the same figures) on the merged tree of 89130f56: kept as it was.
+FIRST_EVALUATION = (
+    "First evaluation (rangeratio60, the frozen rule, 217 rows; shaped rows included): 3a both "
+    "inside 19 -> 17 of 42, TTFT 24 -> 20, TPOT 32 -> 32, median ratio TTFT 0.81 -> 0.74, TPOT "
+    "1.08 -> 1.10; 3b both 23 -> 17 of 52, TTFT 29 -> 23, TPOT 36 -> 36, median TTFT 0.86 -> "
+    "0.77, TPOT 0.96 -> 0.95; 3j both 28 -> 36 of 123, TTFT 33 -> 44, TPOT 94 -> 93, median "
+    "TTFT 0.88 -> 0.76, TPOT 1.10 -> 1.08. The shorter mean prompt (0.9 L) shortens every "
+    "prefill: TTFT falls about 10 % everywhere, which brings the TensorRT-LLM rows that "
+    "overshot into the band and pushes the SGLang rows that undershot further below it.")
 # The rows named in 3j's and 3m's texts (the lead: cfg388 / cfg417), by their id's tail.
 NAMED = ("1024x1024_c192_cfg388", "1024x1024_c192_cfg417", "8192x1024_c12_cfg417",
          "8192x1024_c6_cfg386", "1024x8192_c4_cfg378", "1024x1024_c3_cfg386")
@@ -58,6 +68,7 @@ def section(all_rows: list[Replay] | None = None, before: list[Replay] | None = 
         if shaped and len(blind) != len(group):
             out.append(f"  - held out of the shaping rows, with it: {line(blind)}; before: "
                        f"{line([r for r in before if r.id in {b.id for b in blind}])}")
+    out += ["", FIRST_EVALUATION]
     pairs = {r.id: r.ratios for r in before if r.ratios is not None}
     out += ["", "The rows named in 3j's and 3m's texts, at L -> with the spread (TTFT / TPOT "
             "ratio):"]
