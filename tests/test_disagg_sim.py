@@ -123,7 +123,8 @@ def _queued(run: _Run, rank: int, remaining: list[int], running: int) -> None:
     """Prompts on a prefill rank's queue (`remaining` tokens each), the first `running` of
     them scheduled already."""
     for n in remaining:
-        req = _Req(rid=run.next_rid, user=0, round=0, sent_s=0.0, remaining=n)
+        req = _Req(rid=run.next_rid, user=0, round=0, sent_s=0.0, remaining=n,
+                   prompt_len=100, output_len=run.inp.output_len, transfer_s=0.0)
         run.next_rid += 1
         run.p_queue[rank].append(req)
         run.p_tokens[rank] += n
@@ -141,7 +142,8 @@ def test_prefill_rank_by_the_engines_balancer() -> None:
                    lambda tokens, prompts: 0.1, lambda batch: 0.01)
         _queued(run, 0, [100], running=0)
         _queued(run, 1, [40, 40, 40], running=3)
-        req = _Req(rid=run.next_rid, user=0, round=0, sent_s=0.0, remaining=100)
+        req = _Req(rid=run.next_rid, user=0, round=0, sent_s=0.0, remaining=100,
+                   prompt_len=100, output_len=run.inp.output_len, transfer_s=0.0)
         run._enqueue_prefill(req, 0.0)
         return next(r for r, q in enumerate(run.p_queue) if req in q)
 
@@ -370,3 +372,50 @@ def test_frontend_not_by_load_by_hand() -> None:
     # One worker a role: nothing to draw between, the same as by load.
     one = replace(inp, decode_workers=1, decode_max_seqs=3)
     assert _fixed(replace(one, random_workers=True)) == _fixed(one)
+
+
+def test_per_request_lengths_by_hand() -> None:
+    # Two users, one request each (every round measured), lengths (100, 3) and (50, 5): one
+    # prefill step of both (0.1 s), the KV on the decode side at 0.105 (the row's 5 ms) and
+    # 0.1025 (5 ms x 50 / 100); the decode worker steps once empty (0.10-0.11), both join at
+    # 0.11 and see their first token 1.5 steps on: 0.125 s, TTFT 125 ms. End steps 1 + 2 + 3 - 2
+    # = 4 (ends 0.15) and 1 + 2 + 5 - 2 = 6 (ends 0.17): TPOT (0.025 / 2 + 0.045 / 4) / 2 =
+    # 11.875 ms; the transfer phase the mean of 5 and 2.5 ms.
+    inp = replace(_inputs(rounds=1), measure_all_rounds=True, lengths=((100, 3), (50, 5)))
+    res = _fixed(inp)
+    assert res.ttft_ms == pytest.approx(125.0) and res.tpot_ms == pytest.approx(11.875)
+    assert res.phases is not None and res.phases.transfer_ms == pytest.approx(3.75)
+    with pytest.raises(ValueError, match="lengths"):
+        _fixed(replace(inp, lengths=((100, 3),)))  # fewer than the requests sent
+    with pytest.raises(ValueError, match="lengths"):
+        _fixed(replace(inp, lengths=((101, 3), (50, 5))))  # a prompt over input_len
+
+
+@given(st.integers(1, 6), st.integers(1, 4), st.sampled_from([None, 1.5]),
+       st.booleans())
+def test_equal_lengths_are_the_fixed_run(concurrency: int, rounds: int, fts: float | None,
+                                         admission: bool) -> None:
+    # Every request given the row's own lengths: the same run as without `lengths`, SGLang's
+    # admission (admits_each against admits) included.
+    from kvplan.engines.sglang.decode_admission import SglangDecodeAdmission
+
+    inp = _inputs(concurrency=concurrency, rounds=rounds, fts=fts)
+    if admission:
+        inp = replace(inp, decode_admission=SglangDecodeAdmission(
+            pool_tokens=3 * 612 + 100, page_tokens=4, max_num_reqs=64, max_running=64))
+    same = replace(inp, lengths=((inp.input_len, inp.output_len),) * (concurrency * rounds))
+    assert _fixed(same) == _fixed(inp)
+
+
+def test_admits_each_charges_each_request_its_own_prompt() -> None:
+    # SGLang's rule, an idle rank of 3,000 free tokens (R = 512): prompts of 1,000 and 900 need
+    # 1,512 and 1,412 (2,924 <= 3,000): both; a third of 100 (612) does not fit the 76 left.
+    # At 1,000 each (`admits`): 1,512 then 1,512 > 1,488 left: one.
+    from kvplan.engines.handover import DecodeRankState
+    from kvplan.engines.sglang.decode_admission import SglangDecodeAdmission
+
+    adm = SglangDecodeAdmission(pool_tokens=3000, page_tokens=1, max_num_reqs=64,
+                                max_running=64)
+    idle = DecodeRankState(free_tokens=3000, running=0, pending=0, running_tokens=0)
+    assert adm.admits_each(idle, [(1000, 10), (900, 10), (100, 10)], 0) == 2
+    assert adm.admits(idle, 3, 1000, 10) == 1

@@ -240,7 +240,8 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
     the connector's `Handover.prefill_lookahead`, and whether the prefill's DP rank is the
     engine's pick (`PrefillBatching.prefill_balance`; False: the least-loaded rank), and
     `transfer_polled` its `Handover.transfer_polled`, for the simulation. `client`: the
-    benchmark client's rounds and what it averages (kvplan.analysis.simulate.bench_client);
+    benchmark client's rounds, what it averages and its lengths (each request its own where
+    the client spreads them: kvplan.analysis.simulate.bench_client `lengths`);
     `routing`: the frontend's choice of worker (kvplan.engines.dynamo_frontend); None: four
     rounds, the first and last not averaged, the least-loaded worker."""
     model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
@@ -279,6 +280,11 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
         return t
 
     input_len = batching.input_len
+    rounds = client.rounds if client is not None else 4
+    # The client's own lengths, each request's in send order (bench_client `lengths`).
+    lengths = (tuple(client.lengths.lengths(req.concurrency * rounds, input_len, req.output_len,
+                                            client.seed))
+               if client is not None and client.lengths is not None else None)
     res = simulate_disagg(DisaggSimInputs(
         concurrency=req.concurrency, input_len=input_len, output_len=req.output_len,
         prefill_workers=x, prefill_ranks=ranks_p, decode_workers=y, decode_ranks=ranks_d,
@@ -290,9 +296,9 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
         prefill_lookahead=prefill_flow[0],
         prefill_balance=batching.prefill_balance if prefill_flow[1] else None,
         decode_admission=batching.decode_admission, prefill_input_budget=batching.input_budget,
-        transfer_polled=transfer_polled, rounds=client.rounds if client is not None else 4,
+        transfer_polled=transfer_polled, rounds=rounds,
         measure_all_rounds=client is not None and client.measures_first_round,
-        random_workers=routing is not None and not routing.by_load),
+        random_workers=routing is not None and not routing.by_load, lengths=lengths),
         prefill_step_s=prefill_s, decode_step_s=decode_s)
     if missing or not math.isfinite(res.ttft_ms):
         return None

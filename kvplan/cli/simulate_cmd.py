@@ -46,6 +46,7 @@ from kvplan.cli.workload_opts import (
     InputLenOpt,
     NumRequestsOpt,
     OutputLenOpt,
+    RangeRatioConvention,
     RateOpt,
     SeedOpt,
     SloTpotOpt,
@@ -215,6 +216,16 @@ def simulate_cmd(
     output_len_dist: Annotated[str | None, typer.Option(
         "--output-len-dist", metavar="DIST", help="Output lengths (as --input-len-dist).")
     ] = None,
+    random_range_ratio: Annotated[float | None, typer.Option(
+        "--random-range-ratio", min=0.0, max=1.0, metavar="R",
+        help="A benchmark client's random-dataset spread around --input-len / --output-len, "
+             "read as --range-ratio-convention reads it.")
+    ] = None,
+    range_ratio_convention: Annotated[RangeRatioConvention | None, typer.Option(
+        "--range-ratio-convention",
+        help="vllm: vllm bench serve, uniform in [L(1-R), L(1+R)], R < 1 (the default); "
+             "vllm-legacy / sa-bench / sglang: [int(L R), L], numpy's draw at --seed.")
+    ] = None,
     prefix_len: Annotated[int, typer.Option(
         "--prefix-len", parser=tokens_or_zero_option, metavar="TOKENS",
         help="Tokens of one prefix every prompt starts with.")] = 0,
@@ -294,6 +305,9 @@ def simulate_cmd(
             arrival=arrival, burstiness=burstiness,
             concurrency=concurrency, input_len=input_len, output_len=output_len,
             input_len_dist=input_len_dist, output_len_dist=output_len_dist,
+            random_range_ratio=random_range_ratio,
+            range_ratio_convention=None if range_ratio_convention is None
+            else range_ratio_convention.value,
             prefix_len=prefix_len, seed=seed, trace=None if trace is None else str(trace),
             trace_format=trace_format, trace_block_tokens=trace_block_tokens,
             tokenizer=None if tokenizer is None else str(tokenizer)))

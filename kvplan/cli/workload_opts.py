@@ -4,6 +4,7 @@ each defined once here.
 No ``from __future__ import annotations`` (typer reads the annotations at run time).
 """
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,16 @@ import typer
 
 from kvplan.analysis.simulate.executor import Executor
 from kvplan.cli.vocab import tokens_option
+
+
+class RangeRatioConvention(str, Enum):
+    """Whose --random-range-ratio (kvplan.analysis.simulate.range_ratio.CONVENTIONS)."""
+
+    vllm = "vllm"
+    vllm_legacy = "vllm-legacy"
+    sglang = "sglang"
+    sa_bench = "sa-bench"
+
 
 RateOpt = Annotated[float | None, typer.Option(
     "--rate", "--request-rate", min=0.001,

@@ -12,7 +12,7 @@ module only says which of them move.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -144,6 +144,16 @@ class DecodeAdmission(Protocol):
                max_new_tokens: int) -> int:
         """How many of `queued` prompts of `input_len` tokens at the head of the rank's queue
         it admits now."""
+
+    def single_need(self, input_len: int, max_new_tokens: int) -> int:
+        """The tokens one running request of these lengths counts for in the rule (the
+        running batch's largest is `admits_each`'s `running_need`)."""
+
+    def admits_each(self, state: DecodeRankState, heads: Iterable[tuple[int, int]],
+                    running_need: int) -> int:
+        """`admits` for requests of their own lengths (a client's length spread): how many of
+        the queue's head requests, (prompt tokens, max_new_tokens) each in order, it admits
+        now; `running_need`: the largest `single_need` of the running requests."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvplan.analysis.simulate.range_ratio import client_lengths
 from kvplan.engines.base import Engine
 from kvplan.perf.layout import Layout
 
@@ -178,8 +179,10 @@ def _inferencex_mean_len(length: int, range_ratio: float = 0.8) -> int:
     """The mean length InferenceX's benchmark_serving.py draws for `--random-{input,output}-len
     length` at `--random-range-ratio range_ratio` (uniform integers from int(length x ratio) to
     length: `lower = int(seq_len * range_ratio)`, `np.random.randint(lower, upper+1, ...)`,
-    utils/bench_serving/benchmark_serving.py at InferenceX commit 1c5c8b45c)."""
-    return round((int(length * range_ratio) + length) / 2)
+    utils/bench_serving/benchmark_serving.py at InferenceX commit 1c5c8b45c): the bounds of
+    kvplan.analysis.simulate.range_ratio's vllm-legacy convention, the same [int(L R), L]."""
+    low, high = client_lengths("vllm-legacy", range_ratio).input_bounds(length)
+    return round((low + high) / 2)
 
 
 def _eager(engine: str) -> bool:

@@ -29,6 +29,7 @@ from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
 from tests.benches.disagg_deepep import section as deepep_section
+from tests.benches.disagg_lengths import section as lengths_section
 from tests.benches.disagg_logits import section as logits_gather_section
 from tests.benches.disagg_public import section as public_runs_section
 from tests.benches.disagg_rows import (
@@ -224,7 +225,8 @@ def _prospective_rows() -> list[str]:
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
             "Prospective rows (3a):", "", *replay_table(new), "", "Shaped rows (3b):", "",
-            *replay_table(first), "", *trtllm_section(all_rows), "", *why_section(all_rows)]
+            *replay_table(first), "", *trtllm_section(all_rows), "", *why_section(all_rows), "",
+            *lengths_section(all_rows)]
     return out
 
 

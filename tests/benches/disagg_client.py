@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import replace
 
 from kvplan.analysis.simulate.bench_client import BenchClient, sa_bench
 from kvplan.engines.dynamo_frontend import DYNAMO_SRT_SLURM, FrontendRouting
@@ -33,11 +34,14 @@ def _srt_slurm(row: dict[str, str]) -> bool:
     return row["backend"] in ENGINES and measured_date(row) is not None
 
 
-def client(row: dict[str, str]) -> BenchClient | None:
+def client(row: dict[str, str], *, lengths: bool = True) -> BenchClient | None:
     """sa-bench as srt-slurm's bench.sh ran it at the row's measured date, for the rows run
-    through srt-slurm; None otherwise (the simulation's default measurement)."""
+    through srt-slurm; None otherwise (the simulation's default measurement). `lengths`
+    False: every request at the row's ISL / OSL, not sa-bench's --random-range-ratio 0.8 draw
+    (before rangeratio60; the bench's counterfactual)."""
     day = measured_date(row)
-    return sa_bench(day) if _srt_slurm(row) and day is not None else None
+    c = sa_bench(day) if _srt_slurm(row) and day is not None else None
+    return c if c is None or lengths else replace(c, lengths=None)
 
 
 def routing(row: dict[str, str]) -> FrontendRouting | None:

@@ -553,7 +553,8 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
             recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
-            deepep: bool = True, client: bool = True, routing: bool = False
+            deepep: bool = True, client: bool = True,
+            lengths: bool = True, routing: bool = False
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
@@ -578,7 +579,9 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     False: the simulation's own measurement (four rounds, the first and last not averaged), as
     before disaggwhy59 (tests.benches.disagg_client: sa-bench's rounds, its first burst averaged
     in); `routing` True: srt-slurm's Dynamo frontends' choice of worker not by load, drawn
-    uniformly (frozen on at 4121cdc6, off since: its evaluation refuted it, disagg_why.py)."""
+    uniformly (frozen on at 4121cdc6, off since: its evaluation refuted it, disagg_why.py).
+    `lengths` False: sa-bench's requests all at the row's ISL / OSL, not its --random-range-ratio
+    0.8 draw (before rangeratio60: disagg_client.client); the bench's counterfactual only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
@@ -586,7 +589,7 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
                         generator=generator, input_budget=input_budget,
                         recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
                         recipe_context=recipe_context, deepep=deepep, client=client,
-                        routing=routing)
+                        lengths=lengths, routing=routing)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -629,6 +632,7 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
              input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
              recipe_context: bool = True, deepep: bool = True, client: bool = True,
+             lengths: bool = True,
              routing: bool = False
              ) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
@@ -652,7 +656,7 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
                       first_token_steps=h.first_token_steps if flow else None,
                       batching=batching, prefill_flow=(flow and h.prefill_lookahead, flow),
                       transfer_polled=flow and h.transfer_polled,
-                      client=disagg_client.client(row) if client else None,
+                      client=disagg_client.client(row, lengths=lengths) if client else None,
                       routing=disagg_client.routing(row) if routing else None)
     if opt is None:
         n = -(-conc // y)
@@ -695,6 +699,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            generator: bool = False, input_budget: bool = True,
            recipe_seats: bool = True, sglang_recipe: bool = True,
            recipe_context: bool = True, deepep: bool = True, client: bool = True,
+           lengths: bool = True,
            routing: bool = False) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
@@ -714,7 +719,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       input_budget=input_budget, recipe_seats=recipe_seats,
                                       sglang_recipe=sglang_recipe,
                                       recipe_context=recipe_context, deepep=deepep,
-                                      client=client, routing=routing)
+                                      client=client, lengths=lengths, routing=routing)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -764,10 +769,11 @@ def prospective_replays() -> list[Replay]:
 # `client`=False, the simulation's own measurement instead of sa-bench's (disaggwhy59,
 # disagg_client.client); `routing`=True, srt-slurm's Dynamo frontends' uniform draw of the
 # worker instead of the least-loaded one (disaggwhy59, disagg_client.routing; default at
-# 4121cdc6, off since).
+# 4121cdc6, off since); `lengths`=False, sa-bench's requests all at the row's ISL / OSL instead
+# of its --random-range-ratio 0.8 draw (rangeratio60, disagg_client.client).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
             "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep", "client",
-            "routing")
+            "routing", "lengths")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

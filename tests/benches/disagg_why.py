@@ -95,9 +95,10 @@ def section(all_rows: list[Replay] | None = None, before: list[Replay] | None = 
            "at 24-43x: the frontends balanced some runs and not others, by counter states "
            "kvplan cannot know. So it is off by default (disagg_rows.predict `routing`), its "
            "figures beside.",
-           "- Not modelled: sa-bench's --random-range-ratio 0.8 (InferenceX's "
-           "RANDOM_RANGE_RATIO: input and output lengths uniform in [0.8 L, L]); kvplan runs "
-           "every request at L.", "",
+           "- The lengths: sa-bench's --random-range-ratio 0.8 (InferenceX's "
+           "RANDOM_RANGE_RATIO: input and output lengths uniform in [int(0.8 L), L]), each "
+           "request at its own draw since rangeratio60 (0a047bfb, section 3n), so the figures "
+           "with it here include the spread; without it, every request at L as before.", "",
            f"Rows: {len(rows)} replayed with it, {len(before)} without it "
            f"({sum(r.id not in ids for r in rows)} made replayable by it). Shaped: "
            f"{sum(r.id in rule.rows for r in rows)} of them (all were read first): no blind test "

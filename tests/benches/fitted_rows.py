@@ -732,6 +732,15 @@ _AIC_PROSPECTIVE_WHY59 = tuple(f"aiconfigurator dsr1_{run}" for run in (
     "h200_trtllm_fp8_disagg_8192x1024_c768_cfg679",
 ))
 
+# The TensorRT-LLM rows the lead named for rangeratio60 (disagg-bench 3j / 3m: gb200 cfg388 and
+# gb300 cfg417 overshooting TTFT at 1.40-1.51 with sa-bench's measurement), every row of those
+# two configurations: their misses made the session read sa-bench's --random-range-ratio.
+_AIC_PROSPECTIVE_RANGE60 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    *(f"gb200_trtllm_fp4_disagg_1024x1024_c{c}_cfg388" for c in (12, 24, 48, 96, 192)),
+    *(f"gb200_trtllm_fp4_disagg_8192x1024_c{c}_cfg388" for c in (12, 44, 76)),
+    *(f"gb300_trtllm_fp4_disagg_1024x1024_c{c}_cfg417" for c in (12, 48, 96, 192)),
+    "gb300_trtllm_fp4_disagg_8192x1024_c12_cfg417"))
+
 _AIC_AGG_VLLM_DP = tuple(f"aiconfigurator {run}" for run in (
     "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c16_tp4_ep4_1317",
     "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c32_tp4_ep4_1295",
@@ -1344,6 +1353,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "put gb300 fp8 cfg392 c4 at 24-43x the measured TTFT): the client alone, the "
                 "default since, 18 / 26 / 28, chosen after these figures were seen",
            rows=_AIC_PROSPECTIVE_WHY59),
+    Shaped(commit="0a047bfb",
+           rule="the disaggregated rows' requests at sa-bench's own lengths: "
+                "--random-range-ratio 0.8 (bench.sh RANDOM_RANGE_RATIO), each prompt and "
+                "output drawn uniform in [int(0.8 L), L] from numpy's legacy state at seed 0 in "
+                "send order (kvplan.analysis.simulate.range_ratio, bench_client `lengths`), "
+                "where every request ran at L; read after the lead named 3j's cfg388 / cfg417 "
+                "rows (TTFT 1.40-1.51). Frozen before any row was replayed with it; first "
+                "evaluation: 3a / 3b / 3j both inside 19 / 23 / 28 -> 17 / 17 / 36 of 42 / 52 / "
+                "123, median TTFT ratio 0.81 / 0.86 / 0.88 -> 0.74 / 0.77 / 0.76",
+           rows=_AIC_PROSPECTIVE_RANGE60),
     Shaped(commit="36468964",
            rule="SGLang 0.5.10 on replays prefill steps from piecewise CUDA graphs by default "
                 "(server_args.py:637 disable_piecewise_cuda_graph = False; "

@@ -35,6 +35,7 @@ from pathlib import Path
 from kvplan import load_spec
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.range_ratio import BoundedBelow
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
 from kvplan.analysis.simulate.workload import RequestSpec, arrival_gaps
@@ -171,43 +172,47 @@ def runs_by_id(path: Path = DATA) -> dict[str, dict]:  # type: ignore[type-arg]
 
 
 def bench_serving_random(requests: int, input_len: int, output_len: int, *,
-                         output_low: int = 0) -> list[RequestSpec]:
+                         output_low: int = 0, range_ratio: float = 0.0, seed: int = 1
+                         ) -> list[RequestSpec]:
     """The requests `python -m sglang.bench_serving --dataset-name random --num-prompts
-    requests --random-input-len input_len --random-output-len output_len` sends at its defaults
-    (--random-range-ratio 0.0, --seed 1), all at t = 0 for a closed loop: every prompt length
-    drawn first, uniform in 1..input_len, then every output length, uniform in
-    output_low..output_len (an output of 0 is sent as 1: the simulator needs a token;
-    bench_serving leaves a request of one output token out of TPOT). SGLang 0.5.6
-    python/sglang/bench_serving.py: main seeds `np.random.seed(args.seed)` (2334-2335, --seed
-    default 1 at 2683, --random-range-ratio default 0.0 at 2605-2608); sample_random_requests
-    draws `np.random.randint(max(int(input_len x ratio), 1), input_len + 1)`, then
-    `np.random.randint(int(output_len x ratio), output_len + 1)` (1227-1236): output_low 0.
-    SGLang 0.5.7 (the 0.5.7 wheel's python/sglang/bench_serving.py: np.random.seed at 2585,
-    --seed default 1 at 2949) draws both through compute_random_lens, `np.random.randint(
-    max(int(full_len x ratio), 1), full_len + 1)` (1384-1389, 1402-1411): output_low 1. Each
-    is sent as max_new_tokens with ignore_eos (0.5.6 533-535; 0.5.7 206-226). The draws
-    reproduce the cookbook's "Total input tokens" and "Total generated tokens" (6,101 and
-    4,210 (0.5.6) / 4,220 (0.5.7) for 10 prompts at 1000 / 1000; test_simulate_bench,
-    test_prospective52)."""
-    import numpy as np  # lazy: a bench dependency (pandas')
-
-    draw = np.random.RandomState(1)  # the legacy global state np.random.seed(1) sets
-    prompts = draw.randint(1, input_len + 1, size=requests)
-    outputs = draw.randint(output_low, output_len + 1, size=requests)
-    return [RequestSpec(arrival_s=0.0, prompt_len=int(p), output_len=max(1, int(o)))
-            for p, o in zip(prompts, outputs, strict=True)]
+    requests --random-input-len input_len --random-output-len output_len` sends (at its defaults
+    --random-range-ratio 0.0, --seed 1), all at t = 0 for a closed loop: every prompt length
+    drawn first, uniform in max(int(input_len x ratio), 1)..input_len, then every output
+    length, uniform in max(int(output_len x ratio), output_low)..output_len (an output of 0 is
+    sent as 1: the simulator needs a token; bench_serving leaves a request of one output token
+    out of TPOT). SGLang 0.5.6 python/sglang/bench_serving.py: main seeds
+    `np.random.seed(args.seed)` (2334-2335, --seed default 1 at 2683, --random-range-ratio
+    default 0.0 at 2605-2608); sample_random_requests draws `np.random.randint(max(int(
+    input_len x ratio), 1), input_len + 1)`, then `np.random.randint(int(output_len x ratio),
+    output_len + 1)` (1227-1236): output_low 0. SGLang 0.5.7 (the 0.5.7 wheel's
+    python/sglang/bench_serving.py: np.random.seed at 2585, --seed default 1 at 2949) draws
+    both through compute_random_lens, `np.random.randint(max(int(full_len x ratio), 1),
+    full_len + 1)` (1384-1389, 1402-1411): output_low 1. Each is sent as max_new_tokens with
+    ignore_eos (0.5.6 533-535; 0.5.7 206-226). The draw is numpy's legacy one, reproduced by
+    kvplan.analysis.simulate.range_ratio.BoundedBelow (rangeratio60; numpy's RandomState
+    before). The draws reproduce the cookbook's "Total input tokens" and "Total generated
+    tokens" (6,101 and 4,210 (0.5.6) / 4,220 (0.5.7) for 10 prompts at 1000 / 1000;
+    test_simulate_bench, test_prospective52)."""
+    client = BoundedBelow(name="sglang", ratio=range_ratio, floor_input=1,
+                          floor_output=output_low)
+    return [RequestSpec(arrival_s=0.0, prompt_len=p, output_len=o)
+            for p, o in client.lengths(requests, input_len, output_len, seed)]
 
 
 def requests(run: dict) -> list[RequestSpec]:  # type: ignore[type-arg]
     """The run's requests: fixed lengths, arrivals at its rate (None: all at t = 0); an SGLang
-    bench_serving random run (its workload names `random_range_ratio`, only 0.0 here): the
-    lengths that client draws for the run's SGLang release (`bench_serving_random`)."""
+    bench_serving random run (its workload names `random_range_ratio` and the seed, as its
+    command line or Namespace published them): the lengths that client draws at that ratio
+    and seed for the run's SGLang release (`bench_serving_random`)."""
     w = run["workload"]
     if "random_range_ratio" in w:
-        assert w["random_range_ratio"] == 0.0 and w["seed"] == 1 and run["engine"] == "sglang"
+        if run["engine"] != "sglang":
+            raise ValueError(f"{run['id']}: a range ratio is read for SGLang's bench_serving "
+                             "runs only")
         low = 0 if tuple(map(int, run["sglang"].split(".")[:3])) < (0, 5, 7) else 1
         return bench_serving_random(w["num_prompts"], w["input_len"], w["output_len"],
-                                    output_low=low)
+                                    output_low=low, range_ratio=w["random_range_ratio"],
+                                    seed=w["seed"])
     gaps = arrival_gaps(w["request_rate"], "poisson", 1.0, random.Random(w["seed"]))
     prompt = w["input_len"] + run["chat_template_tokens"]
     out, t = [], 0.0

@@ -66,6 +66,14 @@ averages all of them, as sa-bench does (kvplan.analysis.simulate.bench_client). 
 the least loaded: a frontend that does not route by load (kvplan.engines.dynamo_frontend);
 within the drawn worker the rank is chosen as without it (the engine's DP rule, else the
 least loaded rank).
+
+Lengths (`lengths`, off by default: every request `input_len` / `output_len`): each request's
+own prompt and output, in send order (the client's list order: sa-bench's requests wait on one
+semaphore, FIFO, so the i-th sent is the i-th drawn). Every rule above takes the request's own:
+its prefill tokens, the decode rank's pages and admission (`DecodeAdmission.admits_each`), its
+end step, and its TPOT over its own output (the mean over requests of more than one token, as
+the clients' calculate_metrics). Its transfer is the row's scaled by prompt / input_len (the KV
+is per token; the block padding of the shorter prompt is not recomputed).
 """
 
 from __future__ import annotations
@@ -117,6 +125,10 @@ class DisaggSimInputs:
     # each role drawn uniformly (a frontend not routing by load).
     measure_all_rounds: bool = False
     random_workers: bool = False
+    # (prompt, output) tokens of each request in send order (a client's length spread:
+    # kvplan.analysis.simulate.range_ratio), at least concurrency x rounds of them, each prompt
+    # at most input_len; None: every request input_len / output_len ("Lengths", docstring).
+    lengths: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,6 +164,9 @@ class _Req:
     round: int
     sent_s: float
     remaining: int  # prompt tokens not yet prefilled
+    prompt_len: int
+    output_len: int
+    transfer_s: float
     queued_s: float = 0.0  # when it joined the prefill queue
     started_s: float = 0.0  # when its first prefill step started
     handed_s: float = 0.0  # when its last prefill step ended (the handover)
@@ -170,6 +185,11 @@ def simulate_disagg(inp: DisaggSimInputs, *, prefill_step_s: Callable[[int, int]
     if min(inp.concurrency, inp.input_len, inp.output_len, inp.prefill_workers,
            inp.prefill_ranks, inp.decode_workers, inp.decode_ranks, inp.rounds) < 1:
         raise ValueError("disaggregated simulation: every count must be >= 1")
+    if inp.lengths is not None and (
+            len(inp.lengths) < inp.concurrency * inp.rounds
+            or not all(1 <= i <= inp.input_len and o >= 1 for i, o in inp.lengths)):
+        raise ValueError("disaggregated simulation: lengths: one (prompt <= input_len, "
+                         "output) pair of positive counts per request")
     return _Run(inp, prefill_step_s, decode_step_s).run()
 
 
@@ -180,6 +200,7 @@ class _Run:
         np, nd = inp.prefill_workers * inp.prefill_ranks, inp.decode_workers * inp.decode_ranks
         self.p_queue: list[deque[_Req]] = [deque() for _ in range(np)]
         self.p_tokens = [0] * np  # prompt tokens queued per prefill rank
+        self.p_whole = [0] * np  # the whole prompts of the queued requests, per prefill rank
         self.p_running = [0] * np  # queued prompts scheduled at least once, per prefill rank
         self.p_busy = [False] * inp.prefill_workers
         self.p_started = [0.0] * inp.prefill_workers  # when each worker's running step began
@@ -208,6 +229,10 @@ class _Run:
         self.d_pending = [0] * nd
         self.d_tokens = [0] * nd
         self.d_by_phase = [[0] * page for _ in range(nd)]
+        # With `lengths`: per rank, the running requests' `single_need` values (count each)
+        # and their largest (kept as they join and end).
+        self.d_needs: list[dict[int, int]] = [{} for _ in range(nd)]
+        self.d_need_max = [0] * nd
 
     def _push(self, t: float, kind: int, worker: int, payload: object) -> None:
         self.seq += 1
@@ -215,8 +240,13 @@ class _Run:
 
     # prefill role
     def _send(self, user: int, round_: int, t: float) -> None:
-        req = _Req(rid=self.next_rid, user=user, round=round_, sent_s=t,
-                   remaining=self.inp.input_len)
+        inp = self.inp
+        prompt, out = ((inp.input_len, inp.output_len) if inp.lengths is None
+                       else inp.lengths[self.next_rid])
+        req = _Req(rid=self.next_rid, user=user, round=round_, sent_s=t, remaining=prompt,
+                   prompt_len=prompt, output_len=out,
+                   transfer_s=inp.transfer_s if prompt == inp.input_len
+                   else inp.transfer_s * prompt / inp.input_len)
         self.next_rid += 1
         if self.admission is None:
             self._enqueue_prefill(req, t)
@@ -250,14 +280,15 @@ class _Run:
                 rank = w * ranks + rule.rank(self._rank_states(w), req.remaining, self.rng)
         self.p_queue[rank].append(req)
         self.p_tokens[rank] += req.remaining
+        self.p_whole[rank] += req.prompt_len
         self._push(t, _PREFILL_KICK, rank // self.inp.prefill_ranks, None)
 
     def _rank_states(self, w: int) -> list[PrefillRankState]:
-        """Worker w's ranks as the engine's balancer sees them (whole prompts of I tokens)."""
+        """Worker w's ranks as the engine's balancer sees them (their whole prompts)."""
         lo = w * self.inp.prefill_ranks
         return [PrefillRankState(waiting=len(self.p_queue[r]) - self.p_running[r],
                                  running=self.p_running[r],
-                                 prompt_tokens=len(self.p_queue[r]) * self.inp.input_len)
+                                 prompt_tokens=self.p_whole[r])
                 for r in range(lo, lo + self.inp.prefill_ranks)]
 
     def _prefill_step(self, w: int, t: float, cutoff: float = math.inf) -> None:
@@ -282,7 +313,7 @@ class _Run:
                 if take < req.remaining and not self.inp.chunked_prefill and sched:
                     break  # without chunked prefill a prompt runs whole (the first always)
                 take = take if self.inp.chunked_prefill else req.remaining
-                if req.remaining == self.inp.input_len:
+                if req.remaining == req.prompt_len:
                     self.p_running[rank] += 1  # its first step: running from here
                     req.started_s = t
                 sched.append((req, take))
@@ -313,6 +344,7 @@ class _Run:
             queue = self.p_queue[rank]
             while queue and queue[0].remaining == 0:
                 self.p_running[rank] -= 1
+                self.p_whole[rank] -= queue[0].prompt_len
                 self._handover(queue.popleft(), t)
         self._prefill_step(w, t, self.p_started[w] if self.inp.prefill_lookahead else math.inf)
 
@@ -338,10 +370,16 @@ class _Run:
                 free_tokens=adm.pool_tokens - self.d_alloc[rank],
                 running=self.d_running[rank], pending=self.d_pending[rank],
                 running_tokens=self.d_tokens[rank])
-            for _ in range(adm.admits(state, len(queue), inp.input_len, inp.output_len)):
-                self.d_alloc[rank] += cdiv(inp.input_len, adm.page_tokens) * adm.page_tokens
+            if inp.lengths is None:
+                n = adm.admits(state, len(queue), inp.input_len, inp.output_len)
+            else:
+                n = adm.admits_each(state, ((r.prompt_len, r.output_len) for r in queue),
+                                    self.d_need_max[rank])
+            for _ in range(n):
+                req = queue.popleft()
+                self.d_alloc[rank] += cdiv(req.prompt_len, adm.page_tokens) * adm.page_tokens
                 self.d_pending[rank] += 1
-                admitted.append(queue.popleft())
+                admitted.append(req)
         # The prefill holds every prompt in its bootstrap queue in arrival order and moves
         # those its decode rank has admitted on to its waiting queue in that order (prefill.py:253
         # pop_bootstrapped), whichever decode rank admitted them.
@@ -354,7 +392,7 @@ class _Run:
             self.d_held[rank] += 1
         else:
             rank = req.rank
-        req.rank, req.ready_s, req.handed_s = rank, t + self.inp.transfer_s, t
+        req.rank, req.ready_s, req.handed_s = rank, t + req.transfer_s, t
         if self.inp.transfer_polled:  # taken in (and its transfer started) at a boundary
             req.ready_s = req.join_from = math.inf
         if self.inp.first_token_steps is None:
@@ -377,16 +415,18 @@ class _Run:
                 joined.append(req)
                 if self.admission is not None:
                     self.d_pending[req.rank] -= 1
-                    self.d_tokens[req.rank] += inp.input_len
+                    self.d_tokens[req.rank] += req.prompt_len
                     req.join_step = step
-                    self.d_by_phase[req.rank][step % self.admission.page_tokens] += 1
+                    self.d_by_phase[req.rank][self._phase(req)] += 1
+                    if inp.lengths is not None:
+                        self._need(req, +1)
             else:
                 keep.append(req)
         self.d_wait[w] = keep
         if inp.transfer_polled:  # module docstring: taken in here, seen done from the next step
             for req in keep:
                 if req.join_from == math.inf:
-                    req.join_from, req.ready_s = step + 1, t + inp.transfer_s
+                    req.join_from, req.ready_s = step + 1, t + req.transfer_s
         lo = w * inp.decode_ranks
         batch = max(self.d_running[lo:lo + inp.decode_ranks])
         if batch == 0 and not keep:
@@ -405,7 +445,7 @@ class _Run:
         for req in joined:
             if fts is not None:
                 req.first_s = t + fts * dur
-            req.end_step = step + to_first + inp.output_len - 1 - 1
+            req.end_step = step + to_first + req.output_len - 1 - 1
             if req.end_step < step:  # one output token, sampled by the prefill: no decode step
                 req.end_step = step
             heapq.heappush(self.d_ends[w], (req.end_step, req.rid, req))
@@ -432,24 +472,46 @@ class _Run:
         self.d_step[w] = step + 1
         self._decode_step(w, t)
 
+    def _phase(self, req: _Req) -> int:
+        """The step modulo the page at which a running request takes a new page: joined at
+        step j with a prompt of I tokens, it holds I + (step - j) tokens before `step`, a
+        whole number of pages where step = j - I modulo the page."""
+        assert self.admission is not None
+        return (req.join_step - req.prompt_len) % self.admission.page_tokens
+
     def _grow(self, w: int, step: int) -> None:
-        """Every running request of worker w gained a token in `step`: one joined at step j
-        holds I + (step - j) tokens before it, so it takes a new page where that is a whole
-        number of pages, i.e. j = I + step modulo the page (all such requests at once)."""
+        """Every running request of worker w gained a token in `step`; those of `step`'s
+        phase (`_phase`) take a new page, all at once."""
         adm = self.admission
         assert adm is not None
         page = adm.page_tokens
         for rank in range(w * self.inp.decode_ranks, (w + 1) * self.inp.decode_ranks):
             self.d_tokens[rank] += self.d_running[rank]
-            self.d_alloc[rank] += page * self.d_by_phase[rank][(self.inp.input_len + step) % page]
+            self.d_alloc[rank] += page * self.d_by_phase[rank][step % page]
 
     def _free(self, req: _Req, step: int) -> None:
         adm = self.admission
         assert adm is not None
-        tokens = self.inp.input_len + step + 1 - req.join_step
+        tokens = req.prompt_len + step + 1 - req.join_step
         self.d_tokens[req.rank] -= tokens
         self.d_alloc[req.rank] -= cdiv(tokens, adm.page_tokens) * adm.page_tokens
-        self.d_by_phase[req.rank][req.join_step % adm.page_tokens] -= 1
+        self.d_by_phase[req.rank][self._phase(req)] -= 1
+        if self.inp.lengths is not None:
+            self._need(req, -1)
+
+    def _need(self, req: _Req, change: int) -> None:
+        """A running request of `lengths` joins (+1) or ends (-1): its rank's needs and their
+        largest."""
+        assert self.admission is not None
+        need = self.admission.single_need(req.prompt_len, req.output_len)
+        needs, rank = self.d_needs[req.rank], req.rank
+        needs[need] = needs.get(need, 0) + change
+        if needs[need] == 0:
+            del needs[need]
+            if need == self.d_need_max[rank]:
+                self.d_need_max[rank] = max(needs, default=0)
+        elif change > 0:
+            self.d_need_max[rank] = max(self.d_need_max[rank], need)
 
     def run(self) -> DisaggSimResult:
         for user in range(self.inp.concurrency):
@@ -468,11 +530,15 @@ class _Run:
         measured = self.done if self.inp.measure_all_rounds else (
             [r for r in self.done if 0 < r.round < rounds - 1] or [
                 r for r in self.done if r.round > 0] or self.done)
-        o = self.inp.output_len
         ttft = sum(r.first_s - r.sent_s for r in measured) / len(measured)
-        tpot = (sum((r.last_s - r.first_s) / (o - 1) for r in measured) / len(measured)
-                if o > 1 else 0.0)
-        n, xfer = len(measured), self.inp.transfer_s
+        # TPOT per request over its own output, averaged over those of more than one token
+        # (the benchmark clients' calculate_metrics); 0 where none has.
+        decoded = [r for r in measured if r.output_len > 1]
+        tpot = (sum((r.last_s - r.first_s) / (r.output_len - 1) for r in decoded)
+                / len(decoded) if decoded else 0.0)
+        n = len(measured)
+        xfers = {r.transfer_s for r in measured}  # one value unless the prompts differ
+        xfer = xfers.pop() if len(xfers) == 1 else sum(r.transfer_s for r in measured) / n
         phases = TtftPhases(
             admission_ms=sum(r.queued_s - r.sent_s for r in measured) / n * 1e3,
             prefill_queue_ms=sum(r.started_s - r.queued_s for r in measured) / n * 1e3,

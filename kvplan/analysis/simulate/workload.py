@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kvplan._util.errors import InputError, unknown_choice
@@ -129,10 +129,13 @@ def arrival_gaps(rate: float | None, arrival: str, burstiness: float,
 
 def synthetic(*, num_requests: int, input_len: LengthDist, output_len: LengthDist,
               rate: float | None, arrival: str = "poisson", burstiness: float = 1.0,
-              prefix_len: int = 0, seed: int = 0) -> Iterator[RequestSpec]:
+              prefix_len: int = 0, seed: int = 0,
+              lengths: Sequence[tuple[int, int]] | None = None) -> Iterator[RequestSpec]:
     """`num_requests` requests with lengths drawn from the distributions and arrivals at
     `rate` per second (None: all at t = 0). `prefix_len`: tokens every prompt starts with (one
-    shared system prompt), added to the drawn input length."""
+    shared system prompt), added to the drawn input length. `lengths`: each request's (input,
+    output) as a benchmark client drew them (kvplan.analysis.simulate.range_ratio), in place
+    of the distributions."""
     if num_requests < 1:
         raise InputError(f"--num-requests: must be >= 1, got {num_requests}")
     rng = random.Random(seed)
@@ -142,8 +145,13 @@ def synthetic(*, num_requests: int, input_len: LengthDist, output_len: LengthDis
     for i in range(num_requests):
         if i:
             t += next(gaps)
-        yield RequestSpec(arrival_s=t, prompt_len=prefix_len + input_len.draw(rng),
-                          output_len=output_len.draw(rng), segments=segments)
+        if lengths is not None:
+            drawn_in, drawn_out = lengths[i]
+        else:
+            drawn_in = input_len.draw(rng)
+            drawn_out = output_len.draw(rng)
+        yield RequestSpec(arrival_s=t, prompt_len=prefix_len + drawn_in,
+                          output_len=drawn_out, segments=segments)
 
 
 def from_trace(rows: Iterable[TraceRow], *, num_requests: int | None = None,
@@ -184,6 +192,10 @@ class WorkloadOptions:
     output_len: int = 128
     input_len_dist: str | None = None
     output_len_dist: str | None = None
+    # A benchmark client's random dataset spread (kvplan.analysis.simulate.range_ratio): its
+    # --random-range-ratio and whose convention reads it (None: vllm's); None: fixed lengths.
+    random_range_ratio: float | None = None
+    range_ratio_convention: str | None = None
     prefix_len: int = 0
     seed: int = 0
     trace: str | None = None
@@ -221,6 +233,8 @@ def requests_from(options: WorkloadOptions) -> Iterator[RequestSpec]:
             raise InputError("--trace: give --trace-format (mooncake, burstgpt, azure, sharegpt)")
         given = [name for name, v in (("--input-len-dist", o.input_len_dist),
                                       ("--output-len-dist", o.output_len_dist)) if v]
+        if o.random_range_ratio is not None:
+            given.append("--random-range-ratio")
         if given:
             raise InputError(f"{given[0]}: the trace sets the lengths")
         counter = tokenizer_counter(Path(o.tokenizer)) if o.tokenizer else None
@@ -244,6 +258,23 @@ def requests_from(options: WorkloadOptions) -> Iterator[RequestSpec]:
             f"--num-requests: {n:,} is over the simulator's bound of {bound:,} requests (about "
             f"{CPU_S_PER_REQUEST * 1e3:.0f} ms of CPU each, {bound * CPU_S_PER_REQUEST / 60:,.0f}"
             " min); give fewer, or raise it with `kvplan simulate --max-sim-requests N`")
+    lengths = None
+    if o.range_ratio_convention is not None and o.random_range_ratio is None:
+        raise InputError("--range-ratio-convention: needs --random-range-ratio R")
+    if o.random_range_ratio is not None:
+        from kvplan.analysis.simulate.range_ratio import client_lengths
+
+        given = [name for name, v in (("--input-len-dist", o.input_len_dist),
+                                      ("--output-len-dist", o.output_len_dist)) if v]
+        if given:
+            raise InputError(f"{given[0]}: not with --random-range-ratio (the client's spread "
+                             "sets the lengths)")
+        # The client draws every length before the first request is sent (its own seed,
+        # --seed); the arrivals are kvplan's draws after.
+        lengths = client_lengths(o.range_ratio_convention or "vllm",
+                                 o.random_range_ratio).lengths(n, o.input_len, o.output_len,
+                                                               o.seed)
     return synthetic(num_requests=n, input_len=input_dist,
                      output_len=output_dist, rate=o.rate, arrival=o.arrival,
-                     burstiness=o.burstiness, prefix_len=o.prefix_len, seed=o.seed)
+                     burstiness=o.burstiness, prefix_len=o.prefix_len, seed=o.seed,
+                     lengths=lengths)

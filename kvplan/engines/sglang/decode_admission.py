@@ -39,7 +39,9 @@ iteration), and the prefill's own bootstrap-queue poll (one prefill iteration at
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
 
 from kvplan.engines.handover import DecodeRankState
 
@@ -75,15 +77,30 @@ class SglangDecodeAdmission:
                max_new_tokens: int) -> int:
         """How many of `queued` requests of `input_len` prompt tokens at the head of the
         rank's preallocation queue `pop_preallocated` takes now (FIFO, stopping at the first
-        that does not fit)."""
-        new = min(max_new_tokens, self.clip_new_tokens)
+        that does not fit); the running requests of the same lengths."""
+        return self.admits_each(state, repeat((input_len, max_new_tokens), queued),
+                                self.single_need(input_len, max_new_tokens))
+
+    def single_need(self, input_len: int, max_new_tokens: int) -> int:
+        """A running request's term of need_space_for_single_req: min(max_new_tokens, CLIP)
+        + its prompt (module docstring)."""
+        return min(max_new_tokens, self.clip_new_tokens) + input_len
+
+    def admits_each(self, state: DecodeRankState, heads: Iterable[tuple[int, int]],
+                    running_need: int) -> int:
+        """`admits` for requests of their own lengths: need_space_for_single_req is the
+        running requests' largest `single_need` (`running_need`) less the retractable tokens,
+        and each head request is checked and charged at its own prompt and max_new_tokens."""
         retractable = state.running_tokens
-        single = new + input_len - retractable if state.running else 0
+        single = running_need - retractable if state.running else 0
         allocatable = state.free_tokens - max(
             self.reserved_tokens * (state.running + state.pending), single)
-        required = input_len + self.reserved_tokens
         taken = 0
-        while taken < queued and state.held + taken < self.slots:
+        for input_len, max_new in heads:
+            if state.held + taken >= self.slots:
+                break
+            new = min(max_new, self.clip_new_tokens)
+            required = input_len + self.reserved_tokens
             if max(required, input_len + new - retractable) > allocatable:
                 break
             allocatable -= required
