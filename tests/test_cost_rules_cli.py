@@ -256,3 +256,19 @@ def test_plan_rate_simulates_with_the_rules() -> None:
     assert on["best"]["ttft_ms_p90"] - base["best"]["ttft_ms_p90"] >= 323 * 4.4e-3
     assert [r["rule"] for r in on["cost_rules"]] == ["ungraphed_launch_s"]
     assert "cost_rules" not in base
+
+
+def test_help_lines_quote_the_constants_the_rules_apply() -> None:
+    # The options' help is written without importing the perf modules (estimate's start-up):
+    # each number it quotes must be the constant `fitted` / `derived` then applies.
+    from kvplan.cli import cost_opts
+    from kvplan.perf.efficiency import FP8_MOE_GEMM
+
+    def help_of(opt: object) -> str:
+        return opt.__metadata__[0].help  # type: ignore[attr-defined]
+
+    assert f"fitted: {MOE_GEMM:.2f}," in help_of(cost_opts.MoeGemmOpt)
+    assert f"fitted: {FP8_MOE_GEMM:.2f}," in help_of(cost_opts.Fp8MoeGemmOpt)
+    assert f"fitted: {FP8_DENSE_GEMM:.2f}," in help_of(cost_opts.Fp8DenseGemmOpt)
+    assert f"derived: {VLLM_UNGRAPHED_LAUNCH_S * 1e6:.1f}," in help_of(
+        cost_opts.UngraphedLaunchOpt)
