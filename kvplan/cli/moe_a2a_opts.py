@@ -35,10 +35,14 @@ def moe_a2a_options(given: dict[str, Any], engine: str) -> dict[str, Any]:
     if not out:
         return out  # (estimate's start-up: the DeepEP rules stay unimported)
     from kvplan._util.errors import InputError, unknown_choice
+    from kvplan.engines.base import Engine
     from kvplan.engines.sglang.deepep import A2A_BACKENDS, DEEPEP_MODES
 
-    if engine != "sglang":
-        raise InputError(f"--{next(iter(out)).replace('_', '-')}: an SGLang flag "
+    # The engine answers which settings its own flags set (its flag table, Engine.engine_flags).
+    takes = {flag.sets for flag in Engine(engine).engine_flags.flags}
+    foreign = [key for key in out if key not in takes]
+    if foreign:
+        raise InputError(f"--{foreign[0].replace('_', '-')}: an SGLang flag "
                          f"(--engine sglang), not {engine}'s")
     if "moe_a2a_backend" in out and out["moe_a2a_backend"] not in A2A_BACKENDS:
         raise unknown_choice("--moe-a2a-backend", A2A_BACKENDS, out["moe_a2a_backend"])

@@ -77,10 +77,15 @@ class CostRules:
         """Refuse, in one line, a rule the command would not price: vLLM's ungraphed launches
         with another engine or outside the simulator, the GEMM shape table off the H100-80GB."""
         if self.ungraphed_launch_s is not None:
-            if engine is not None and engine != "vllm":
+            # The engine answers (CostTraits.eager_prefill): an engine that launches its prefill
+            # ops from Python already pays each launch (prefill_launch_s); the price is for one
+            # that replays steps from CUDA graphs and runs those above its largest one ungraphed.
+            from kvplan.engines.base import Engine
+
+            if engine is not None and Engine(engine).rules.cost_traits.eager_prefill:
                 raise InputError(f"--ungraphed-launch-us: vLLM's price of a step above its "
                                  f"largest CUDA graph (kvplan.perf.vllm_ungraphed); --engine "
-                                 f"{engine} is not vLLM")
+                                 f"{engine} launches its prefill ops eagerly, priced already")
             if not simulated:
                 raise InputError("--ungraphed-launch-us: only the simulator's vLLM steps are "
                                  "priced with it (kvplan simulate, plan --rate)")

@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kvplan._util.errors import InputError, unknown_choice
+from kvplan._util.versions import version_key
 
 CONVENTIONS = ("vllm", "vllm-legacy", "sglang", "sa-bench")
 
@@ -157,20 +158,35 @@ class BoundedBelow:
 RandomLengths = VllmRandom | BoundedBelow
 
 
+def _sglang(ratio: float, release: str | None) -> BoundedBelow:
+    """SGLang's bench_serving: 0.5.7's floors (1, 1), before 0.5.7 (1, 0) (module docstring)."""
+    old = release is not None and version_key(release) < version_key("0.5.7")
+    return BoundedBelow(name="sglang", ratio=ratio, floor_input=1, floor_output=0 if old else 1)
+
+
+def _vllm(ratio: float, _release: str | None) -> RandomLengths:
+    return VllmRandom(ratio=ratio)
+
+
+def _bounded(name: str) -> Callable[[float, str | None], RandomLengths]:
+    return lambda ratio, _release: BoundedBelow(name=name, ratio=ratio)
+
+
+# Each --range-ratio-convention's client (CONVENTIONS, in order), built from (ratio, SGLang
+# release). The conventions name benchmark clients, not engines.
+_CLIENTS: dict[str, Callable[[float, str | None], RandomLengths]] = dict(zip(
+    CONVENTIONS, (_vllm, _bounded(CONVENTIONS[1]), _sglang, _bounded(CONVENTIONS[3])),
+    strict=True))
+
+
 def client_lengths(convention: str, ratio: float, *, sglang_release: str | None = None
                    ) -> RandomLengths:
     """The client of `--range-ratio-convention` at `--random-range-ratio` (sglang: 0.5.7's
     floors unless `sglang_release` is older)."""
-    if convention == "vllm":
-        return VllmRandom(ratio=ratio)
-    if convention in ("vllm-legacy", "sa-bench"):
-        return BoundedBelow(name=convention, ratio=ratio)
-    if convention == "sglang":
-        old = sglang_release is not None and tuple(
-            int(p) for p in sglang_release.split(".")[:3] if p.isdigit()) < (0, 5, 7)
-        return BoundedBelow(name="sglang", ratio=ratio, floor_input=1, floor_output=0 if old
-                            else 1)
-    raise unknown_choice("--range-ratio-convention", CONVENTIONS, convention)
+    client = _CLIENTS.get(convention)
+    if client is None:
+        raise unknown_choice("--range-ratio-convention", CONVENTIONS, convention)
+    return client(ratio, sglang_release)
 
 
 def mean_lengths(lengths: Sequence[tuple[int, int]]) -> tuple[float, float]:
