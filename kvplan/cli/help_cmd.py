@@ -11,7 +11,12 @@ from typing import Annotated, Any
 
 import typer
 
-from kvplan.cli.vocab import COST_RULES_PANEL, ENGINE_PANELS, HOST_STAGES_PANEL
+from kvplan.cli.vocab import (
+    COST_RULES_PANEL,
+    ENGINE_PANELS,
+    HOST_STAGES_PANEL,
+    LENGTH_SPREAD_PANEL,
+)
 
 FULL_HELP_KEY = "kvplan_full_help"
 ENGINES_TOPIC = "engines"
@@ -19,7 +24,7 @@ ENGINES_TOPIC = "engines"
 _CHOICES_MAX = 22
 # Panels shown folded in a command's one-screen --help: one line naming their options, each in
 # full in `kvplan help COMMAND` (the offload tiers' fourteen options, issue 29).
-FOLDED_PANELS = ("KV offload", HOST_STAGES_PANEL, COST_RULES_PANEL)
+FOLDED_PANELS = ("KV offload", HOST_STAGES_PANEL, COST_RULES_PANEL, LENGTH_SPREAD_PANEL)
 
 
 def first_sentence(doc: str) -> str:

@@ -35,6 +35,7 @@ from kvplan.cli.vocab import (
     CONTEXT_FLAGS,
     ENGINE_AUTO,
     HOST_STAGES_PANEL,
+    LENGTH_SPREAD_PANEL,
     SGLANG_PANEL,
     TRTLLM_PANEL,
     kv_dtype_or_auto_option,
@@ -217,12 +218,12 @@ def simulate_cmd(
         "--output-len-dist", metavar="DIST", help="Output lengths (as --input-len-dist).")
     ] = None,
     random_range_ratio: Annotated[float | None, typer.Option(
-        "--random-range-ratio", min=0.0, max=1.0, metavar="R",
+        "--random-range-ratio", min=0.0, max=1.0, metavar="R", rich_help_panel=LENGTH_SPREAD_PANEL,
         help="A benchmark client's random-dataset spread around --input-len / --output-len, "
              "read as --range-ratio-convention reads it.")
     ] = None,
     range_ratio_convention: Annotated[RangeRatioConvention | None, typer.Option(
-        "--range-ratio-convention",
+        "--range-ratio-convention", rich_help_panel=LENGTH_SPREAD_PANEL,
         help="vllm: vllm bench serve, uniform in [L(1-R), L(1+R)], R < 1 (the default); "
              "vllm-legacy / sa-bench / sglang: [int(L R), L], numpy's draw at --seed.")
     ] = None,

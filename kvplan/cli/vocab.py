@@ -12,8 +12,8 @@ from kvplan._util.errors import InputError, unknown_choice
 from kvplan.engines.kv_dtype import ENGINE_AUTO, asked_kv_dtype
 
 __all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "COST_RULES_PANEL", "ENGINE_AUTO",
-           "ENGINE_PANELS", "HOST_STAGES_PANEL", "KV_DTYPE_ALIASES", "SGLANG_PANEL",
-           "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option",
+           "ENGINE_PANELS", "HOST_STAGES_PANEL", "KV_DTYPE_ALIASES", "LENGTH_SPREAD_PANEL",
+           "SGLANG_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option",
            "kv_dtype_or_auto_option", "parse_kv_dtype", "parse_kv_dtype_or_auto", "parse_tokens",
            "tokens_option", "tokens_or_zero_option"]
 
@@ -34,6 +34,9 @@ HOST_STAGES_PANEL = "vLLM host stages"
 # The time model's opt-in rules (kvplan.cli.cost_opts) and SGLang's MoE all-to-all
 # (kvplan.cli.moe_a2a_opts, off by default too): folded as the host stages are.
 COST_RULES_PANEL = "Opt-in cost rules, SGLang DeepEP"
+# A benchmark client's random length spread (simulate --random-range-ratio, its convention):
+# folded as the host stages are.
+LENGTH_SPREAD_PANEL = "Length spread"
 
 
 def parse_tokens(option: str, text: str, *, minimum: int = 1) -> int:
