@@ -8,13 +8,18 @@ trtllm-serve's --enable_chunked_prefill (the full replay is tests.benches.prospe
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
+
+from typer.testing import CliRunner
 
 from kvplan import load_spec
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup
+from kvplan.cli.app import app
 from kvplan.engines.base import Engine
+from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.hardware.gpus import get_gpu
 from tests.benches import (
     cost_bench,
@@ -181,3 +186,61 @@ def test_the_gpt_oss_rows_are_recorded_as_shaping_three_rules() -> None:
     for commit in ("a52829a4", "f8be70f3", "a013bb35"):
         entry = next(e for e in SHAPED_BY if e.commit == commit)
         assert set(entry.rows) == shaped
+
+
+def _pool(*extra: str, context: int = 40_960) -> dict:  # type: ignore[type-arg]
+    """kvplan estimate for the refused rows' server: Qwen3-32B bf16, one A100 80GB, vLLM
+    0.11.0, gpu_memory_utilization 0.9."""
+    result = CliRunner().invoke(app, [
+        "estimate", str(prospective_runs.REPO / "tests/data/configs/qwen3-32b.json"), "--gpu",
+        "A100-80GB", "--engine", "vllm", "--engine-version", "0.11.0", "--mem-fraction", "0.9",
+        "-c", str(context), "--format", "json", *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_the_refused_vllm_rows_cannot_have_run_at_their_line() -> None:
+    # a100pool61 (prospective60.json, the source's "refused_why"): vLLM 0.11.0 refuses to start
+    # unless one max_model_len request fits (v1/core/kv_cache_utils.py:706): cdiv(40,960, 16) =
+    # 2,560 blocks of 64 layers x 2 x 8 heads x 128 x 2 B x 16 tokens = 4 MiB, 10 GiB in all.
+    # By hand, before any profile reserve: int(79.15 x 2^30) = 84,986,665,369 B; x 0.9 ->
+    # 76,487,998,832; - 65,534,733,312 B of weights (32,762,123,264 params x 2 + the 10 MiB
+    # rotary cache + 1 KiB of attention scales) = 10,953,265,520 B, 215,847,280 above 10 GiB.
+    bare = _pool("--reserve-gib", "0")
+    assert bare["blocks_per_request"] == 2_560 and bare["bytes_per_block"] == 4 << 20
+    assert bare["weights_bytes"] == 65_534_733_312
+    assert bare["kv_budget_bytes"] == 10_953_265_520
+    slack = bare["kv_budget_bytes"] - 2_560 * (4 << 20)
+    assert slack == 215_847_280
+    # The profile's sampler warm-up holds min(max_num_seqs, max_num_batched_tokens) rows
+    # (gpu_model_runner.py:2977): 256 for an A100's API server (engine/arg_utils.py:1605), of
+    # 151,936 logits in bf16 and their fp32 copy (sampler.py:86): 6 B a logit, 233,373,696 B,
+    # beyond the slack before the sort's or FlashInfer's tensors, the forward and non-torch.
+    seqs, tokens = vllm_batch_defaults(bare["total_bytes"], is_a100=True, version="0.11.0")
+    assert (seqs, tokens) == (256, 2_048) == (seqs, bare["max_num_batched_tokens"])
+    vocab = load_spec(str(prospective_runs.REPO / "tests/data/configs/qwen3-32b.json")).vocab_size
+    assert min(seqs, tokens) * vocab * 6 == 233_373_696 > slack
+    # kvplan's pool: 10,953,265,520 - (377,487,360 forward + 1,109,443,215 sort sampler beyond
+    # it + 139,586,437 non-torch) = 9,326,748,508 B // 4 MiB = 2,223 blocks < 2,560: refused,
+    # as the first evaluation recorded; at the same page's section-1 line (32,768) a request
+    # needs 2,048 blocks, which it holds.
+    pool = _pool()
+    assert pool["reserve_bytes"] == 1_626_517_012
+    assert pool["kv_budget_bytes"] == 9_326_748_508 and pool["num_blocks"] == 2_223
+    assert prospective60_runs.PAGE_CONTEXT == {"Qwen3-32B A100 vLLM": 32_768}
+    assert _pool(context=32_768)["blocks_per_request"] == 2_048 <= 2_223
+    why = prospective_runs.load(prospective60_runs.DATA)["sources"][
+        "gpustack-qwen3-32b-a100"]["refused_why"]
+    assert "`vllm serve Qwen/Qwen3-32B --max-model-len 32768`" in why and "line 85" in why
+
+
+def test_the_refused_group_is_replayed_apart_at_the_page_context() -> None:
+    # The section replays the four refused runs at PAGE_CONTEXT, in no median: each runs there
+    # (2,048 blocks a request, 2,223 in the pool) and the frozen runs stay at 40,960.
+    part = [prospective_runs.run_one(run) for rid, run in _runs().items()
+            if rid.startswith("gpustack Qwen3-32B A100 vLLM ")]
+    assert len(part) == 4 and all("2,560 blocks, the pool has 2,223" in r.refused for r in part)
+    again = prospective60_runs.at_page_context(part)
+    assert len(again) == 4 and not any(r.refused for _, r in again)
+    assert {run["max_model_len"] for rid, run in _runs().items()
+            if rid.startswith("gpustack Qwen3-32B A100 vLLM ")} == {40_960}

@@ -470,12 +470,15 @@ def print_section() -> None:
 
 
 def print_sources(doc: dict, name: str) -> None:  # type: ignore[type-arg]
-    """A frozen set's sources (with the publisher where the file names one) and the runs it
-    left out, as the simulate-bench page prints them under every prospective section."""
+    """A frozen set's sources (with the publisher where the file names one, and why kvplan
+    refuses a source's runs where the file says) and the runs it left out, as the
+    simulate-bench page prints them under every prospective section."""
     print("\nSources:\n")
     for key, src in doc["sources"].items():
         by = f" Publisher: {src['publisher']}." if "publisher" in src else ""
-        print(f"- {key}: {src['url']}.{by} Stated: {src['stated']} Assumed: {src['assumed']}")
+        why = f" Refused: {src['refused_why']}" if "refused_why" in src else ""
+        print(f"- {key}: {src['url']}.{by} Stated: {src['stated']} Assumed: {src['assumed']}"
+              + why)
     print(f"\nLeft out, and why ({name} \"skipped\"):\n")
     print("| runs | why left out |")
     print("|---|---|")
