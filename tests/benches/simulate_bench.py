@@ -44,6 +44,7 @@ from tests.benches import (
     prospective58_runs,
     prospective59_runs,
     prospective60_runs,
+    prospective61_runs,
     prospective_runs,
     sim_to_real,
 )
@@ -252,6 +253,9 @@ def main() -> None:
           "tenth, SGLang cookbook runs of DeepSeek-V3.1 and Llama-4-Maverick on 8 x MI300X: "
           "the same figures and E2E), prospective60 (an eleventh, gpustack's A100 80GB pages "
           "and its TensorRT-LLM and SGLang rows on H100 / H200: prospective31's figures), "
+          "prospective61 (a twelfth, the rows prospective56 and 58 left for their caps: "
+          "Scicom's SGLang runs at 2,048-8,192 input tokens and Wentao274's MiniMax-M2.5 "
+          "length cases at concurrency 64 / 128: the same figures, E2E for SGLang), "
           "aiconfigurator's measured "
           "aggregated rows (held out, frozen before kvplan was run on them: TTFT and TPOT at a "
           "stated concurrency), then the cost "
@@ -295,6 +299,7 @@ def main() -> None:
     prospective58_runs.print_section()
     prospective59_runs.print_section()
     prospective60_runs.print_section()
+    prospective61_runs.print_section()
     aiconfig_agg_runs.print_section()
     aiconfig_agg_flags.print_section()  # the counterfactual, after the frozen evaluation
     aiconfig_agg_dp_script.print_section()  # TensorRT-LLM attention DP at its scripts' flags
