@@ -41,13 +41,20 @@ is formed while the current one runs (kvplan.analysis.simulate.scheduler).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
-from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
+from kvplan.analysis.simulate.sim_types import (
+    GatheredStepCost,
+    SchedulerConfig,
+    SimRequest,
+    StepCost,
+)
+from kvplan.engines.sglang.dp_balance import sglang_gathered_tokens
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 
 # python/sglang/srt/managers/schedule_policy.py
@@ -130,6 +137,33 @@ class SglangSimulator(Simulator):
 
     def _batch_ok(self) -> bool:
         return False
+
+    def dummy_step(self, end: float) -> None:
+        """An idle batch (DP attention: `get_idle_batch` while another rank has tokens) is a
+        batch: the scheduler does not run self_check_during_idle after it, so the new-token
+        ratio is not reset (scheduler.py 0.5.9:1164-1176, event_loop_overlap)."""
+        self._last_end = end
+
+    def gathered(self, steps: Sequence[list[tuple[SimRequest, int]]]) -> int | None:
+        """Attention DP: the ranks' tokens summed when some rank's batch is an extend (its
+        first request not a one-token decode: SGLang batches extends and decodes apart), else
+        None, the busiest rank's padding (kvplan.engines.sglang.dp_balance)."""
+        extend = any(sched and not (sched[0][1] == 1
+                                    and sched[0][0].num_computed == sched[0][0].num_tokens - 1)
+                     for sched in steps)
+        return sglang_gathered_tokens([sum(n for _, n in sched) for sched in steps], extend)
+
+    def step_seconds(self, scheduled: list[tuple[SimRequest, int]],
+                     gathered: int | None = None) -> float:
+        """The step on this rank (`Simulator.step_seconds`), its MoE layers priced at
+        `gathered` tokens over the ranks where given (MixedStepCost.regathered_seconds)."""
+        seconds = super().step_seconds(scheduled)
+        if gathered is None:
+            return seconds
+        cost = self.step_cost
+        if not isinstance(cost, GatheredStepCost):
+            raise ValueError("attention DP: this step cost does not price the gathered tokens")
+        return seconds + cost.regathered_seconds(sum(n for _, n in scheduled), gathered)
 
     def _busy(self) -> bool:
         # The chunked request is in neither queue between its chunks.
