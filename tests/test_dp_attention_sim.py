@@ -208,8 +208,10 @@ def test_layouts_by_engine() -> None:
     sgl = Engine("sglang").rules
     lay = dp_attention_layout(sgl, tp=8, dp=8, ep=8)
     assert (lay.tp, lay.dp_attention, lay.ep, lay.gpus) == (8, True, 8, 8)
-    with pytest.raises(InputError, match="give --dp 8"):
+    with pytest.raises(InputError, match="give --tp 8 --dp 8"):
         dp_attention_layout(sgl, tp=8, dp=4, ep=8)
+    with pytest.raises(InputError, match="give --tp 8 --dp 8"):
+        dp_attention_layout(sgl, tp=1, dp=8, ep=8)
     with pytest.raises(InputError, match="--ep 1 or --ep 8"):
         dp_attention_layout(sgl, tp=8, dp=8, ep=4)
 

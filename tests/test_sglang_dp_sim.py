@@ -169,7 +169,7 @@ def test_cli_refuses_sglang_attention_tp_above_one_in_one_line() -> None:
                               "--dp", "4", "--dp-attention", "--num-requests", "4",
                               "--concurrency", "2"])
     assert res.exit_code == 2
-    assert "give --dp 8" in res.stderr and "Traceback" not in res.stderr
+    assert "give --tp 8 --dp 8" in res.stderr and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     # --scheduler-recv-interval above 1 stays refused under DP attention (SGLang asserts it).
     res = _simulate("--engine-arg", "--scheduler-recv-interval=4")

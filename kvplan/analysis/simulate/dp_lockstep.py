@@ -108,9 +108,9 @@ def dp_attention_layout(rules: EngineRules, *, tp: int, dp: int, ep: int) -> DpA
         # (kvplan.perf.layout.Layout.attention_tp), the MoE over the T GPUs: TP (--ep 1) or EP
         # (--ep T, SGLang's --ep-size; DeepEP sets it to T).
         if tp != dp:
-            raise InputError(f"--dp-attention: {rules.display_name} with --dp {dp} below --tp "
-                             f"{tp} (attention TP {max(1, tp // dp)} a rank) is not simulated: "
-                             f"give --dp {tp}")
+            raise InputError(f"--dp-attention: {rules.display_name}'s --tp is the engine's GPUs, "
+                             f"its ranks' attention TP --tp / --dp; only attention TP 1 is "
+                             f"simulated: give --tp {max(tp, dp)} --dp {max(tp, dp)}")
         if ep not in (1, tp):
             raise InputError(f"--dp-attention: --ep {ep} under {tp} ranks (an MoE TP x EP "
                              f"hybrid) is not simulated: give --ep 1 or --ep {tp}")
