@@ -50,13 +50,26 @@ def _cost(ranks: int = 2) -> MixedStepCost:
                          layout=Layout(tp=ranks, dp_attention=True), eager_prefill=True)
 
 
-def _rank(step_cost: object, *, tokens: int = 4096) -> SglangSimulator:
+def _rank(step_cost: object, *, tokens: int = 4096, chunk: int = 8192) -> SglangSimulator:
     pool = KVPool(tokens + 1, (GroupRule(kind="full", block_size=1),), caching=False)
-    return SglangSimulator(pool, SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=8192,
+    return SglangSimulator(pool, SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=chunk,
                                                  max_model_len=2048),
                            step_cost,  # type: ignore[arg-type]
-                           SglangSchedule(chunked_prefill_size=8192, max_running_requests=64),
+                           SglangSchedule(chunked_prefill_size=chunk, max_running_requests=64),
                            bulk_decode=False)
+
+
+def test_a_rank_between_chunks_keeps_stepping() -> None:
+    """One prompt of 20 tokens, chunked prefill 8, on 2 ranks, 10 ms a step: between its chunks
+    the request is in neither queue (SGLang's chunked_req), and its rank still runs the next
+    chunk: chunks of 8, 8 and 4 (first token at 30 ms), one decode (40 ms)."""
+    ranks = [_rank(_Fixed(), chunk=8) for _ in range(2)]
+    states = run_lockstep(ranks, sglang_balance,
+                          [RequestSpec(arrival_s=0.0, prompt_len=20, output_len=2)])
+    (req,) = states[0].finished
+    assert req.first_token_s == pytest.approx(0.030)
+    assert req.finish_s == pytest.approx(0.040)
+    assert states[1].finished == [] and states[1].steps == 0
 
 
 def test_round_robin_deals_two_requests_to_each_rank() -> None:

@@ -226,7 +226,7 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
             for req, rank in zip(seen, balance(ranks, seen), strict=False):
                 ranks[rank].waiting.append(req)
                 sent.popleft()
-        busy = [r for r in ranks if r.running or r.waiting]
+        busy = [r for r in ranks if r.has_work()]
         if not busy:
             prev_start = None
             if sent:  # in the tokenizer batch, or no seat yet: idle until it is released

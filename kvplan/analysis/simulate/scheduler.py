@@ -175,6 +175,12 @@ class Simulator:
             budget -= n
         return budget
 
+    def has_work(self) -> bool:
+        """Attention DP: whether this rank runs a batch of its own in the next lockstep step
+        (a request running or waiting; TensorRT-LLM's carried requests are not counted there,
+        as the lockstep was built)."""
+        return bool(self.running or self.waiting)
+
     def dummy_step(self, end: float) -> None:
         """Attention DP: this rank ran a dummy batch in a step other ranks' work set, ending at
         `end` (kvplan.analysis.simulate.dp_lockstep); nothing of its own changes."""

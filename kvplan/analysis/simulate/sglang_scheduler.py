@@ -138,6 +138,11 @@ class SglangSimulator(Simulator):
     def _batch_ok(self) -> bool:
         return False
 
+    def has_work(self) -> bool:
+        """A rank whose only request is between two chunks of its prompt (`chunked`, in
+        neither queue) still runs its next chunk."""
+        return self._busy()
+
     def dummy_step(self, end: float) -> None:
         """An idle batch (DP attention: `get_idle_batch` while another rank has tokens) is a
         batch: the scheduler does not run self_check_during_idle after it, so the new-token
