@@ -242,7 +242,7 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
         hold = gate is not None and not _released(gate, gated)
         for g in gated:
             g.hold_context = hold
-        steps = []
+        steps: list[tuple[Simulator, list[tuple[SimRequest, int]]]] = []
         for r in busy:
             r.state.clock_s = clock
             scheduled = r.schedule()
@@ -257,7 +257,7 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
             raise InputError("attention DP: no rank could schedule a step")
         # The tokens the ranks' MoE layers see (the engine's rule: SglangSimulator.gathered;
         # None: as many as each rank's on every rank, the busiest rank setting the step).
-        gathered = first.gathered([sched for _, sched in steps])
+        gathered = first.gathered(steps)
         seconds = max(r.step_seconds(sched, gathered=gathered) for r, sched in steps)
         stepped = {id(r) for r, _ in steps}
         for r in ranks:

@@ -102,11 +102,13 @@ class Simulator:
         self.state.preemptions += 1
         self.waiting.appendleft(req)
 
-    def gathered(self, steps: Sequence[list[tuple[SimRequest, int]]]) -> int | None:
+    def gathered(self, steps: Sequence[tuple[Simulator, list[tuple[SimRequest, int]]]]
+                 ) -> int | None:
         """Attention DP (kvplan.analysis.simulate.dp_lockstep): the tokens every rank's MoE
-        layers see in a step whose busy ranks run `steps`; None: each rank's own tokens x the
-        ranks (the cost model's count), the busiest rank's setting the step (vLLM pads every
-        rank's batch to the most tokens; TensorRT-LLM's ranks are priced alike)."""
+        layers see in a step whose busy ranks run `steps` (each rank, its batch); None: each
+        rank's own tokens x the ranks (the cost model's count), the busiest rank's setting the
+        step (vLLM pads every rank's batch to the most tokens; TensorRT-LLM's ranks are priced
+        alike)."""
         return None
 
     def step_seconds(self, scheduled: list[tuple[SimRequest, int]],

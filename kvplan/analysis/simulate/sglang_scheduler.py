@@ -134,6 +134,7 @@ class SglangSimulator(Simulator):
         # The recv skipper (rule 3): its counter, and the weight the last step adds to it.
         self._recv_counter = 0
         self._recv_weight = RECV_WEIGHT_NONE
+        self.extending = False  # the last `schedule` formed a prefill (extend) batch
 
     def _batch_ok(self) -> bool:
         return False
@@ -149,14 +150,13 @@ class SglangSimulator(Simulator):
         ratio is not reset (scheduler.py 0.5.9:1164-1176, event_loop_overlap)."""
         self._last_end = end
 
-    def gathered(self, steps: Sequence[list[tuple[SimRequest, int]]]) -> int | None:
+    def gathered(self, steps: Sequence[tuple[Simulator, list[tuple[SimRequest, int]]]]
+                 ) -> int | None:
         """Attention DP: the ranks' tokens summed when some rank's batch is an extend (its
-        first request not a one-token decode: SGLang batches extends and decodes apart), else
+        last `schedule` formed a prefill batch: SGLang runs extends and decodes apart), else
         None, the busiest rank's padding (kvplan.engines.sglang.dp_balance)."""
-        extend = any(sched and not (sched[0][1] == 1
-                                    and sched[0][0].num_computed == sched[0][0].num_tokens - 1)
-                     for sched in steps)
-        return sglang_gathered_tokens([sum(n for _, n in sched) for sched in steps], extend)
+        extend = any(isinstance(r, SglangSimulator) and r.extending for r, _ in steps)
+        return sglang_gathered_tokens([sum(n for _, n in sched) for _, sched in steps], extend)
 
     def step_seconds(self, scheduled: list[tuple[SimRequest, int]],
                      gathered: int | None = None) -> float:
@@ -257,6 +257,7 @@ class SglangSimulator(Simulator):
             # The engine idled since its last step (self_check_during_idle).
             self.new_token_ratio = self.init_ratio
         prefill = self._prefill_batch()
+        self.extending = bool(prefill)
         self._recv_weight = RECV_WEIGHT_EXTEND if prefill else RECV_WEIGHT_DECODE
         return prefill if prefill else self._decode_batch()
 
