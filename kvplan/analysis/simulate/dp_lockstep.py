@@ -17,6 +17,12 @@ forward; new requests are dealt to the ranks by the engine's own balancing rule.
   requests and balances them (kvplan.engines.trtllm.dp_balance); a rank without work runs a
   dummy generation request so that every rank joins each forward (py_executor.py
   `_pad_attention_dp_dummy_request`): the slowest rank sets the step.
+- SGLang (`--tp D --dp D --enable-dp-attention`): D ranks of attention TP 1, the MoE over the
+  D GPUs (TP, or EP with --ep D / DeepEP); the data-parallel controller deals the requests
+  round-robin and a rank with no batch runs an idle one while any rank has tokens; the MoE
+  layers see the ranks' tokens summed in a step where some rank extends (SUM_LEN), each rank's
+  padded to the busiest rank's in a decode-only step (MAX_LEN): `Simulator.gathered`, read in
+  kvplan.engines.sglang.dp_balance. A rank idle in a busy step keeps its new-token ratio.
 
 The step: when any rank holds a request, every rank with work schedules its own step (its own
 scheduler's rules, on its own pool: `Simulator.schedule`), each step is timed by the cost model
