@@ -203,8 +203,17 @@ def test_layouts_by_engine() -> None:
     assert (lay.tp, lay.dp_attention, lay.ep, lay.gpus) == (8, True, 8, 8)
     with pytest.raises(InputError, match="--tp 1"):
         dp_attention_layout(trt, tp=2, dp=8, ep=8)
-    with pytest.raises(InputError, match="not simulated"):
-        dp_attention_layout(Engine("sglang").rules, tp=1, dp=8, ep=8)
+    # SGLang: `--tp 8 --dp 8 --enable-dp-attention`, 8 GPUs, 8 ranks of attention TP 1
+    # (kvplan.engines.sglang.dp_balance; tests/test_sglang_dp_sim.py).
+    sgl = Engine("sglang").rules
+    lay = dp_attention_layout(sgl, tp=8, dp=8, ep=8)
+    assert (lay.tp, lay.dp_attention, lay.ep, lay.gpus) == (8, True, 8, 8)
+    with pytest.raises(InputError, match="give --tp 8 --dp 8"):
+        dp_attention_layout(sgl, tp=8, dp=4, ep=8)
+    with pytest.raises(InputError, match="give --tp 8 --dp 8"):
+        dp_attention_layout(sgl, tp=1, dp=8, ep=8)
+    with pytest.raises(InputError, match="--ep 1 or --ep 8"):
+        dp_attention_layout(sgl, tp=8, dp=8, ep=4)
 
 
 def test_cli_refuses_an_unsimulated_layout_in_one_line() -> None:

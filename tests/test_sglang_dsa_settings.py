@@ -132,6 +132,13 @@ def test_simulate_and_disagg_refuse_the_forced_layout() -> None:
                   "--engine-version", "0.5.4", "--rate", "1")
     assert result.exit_code == 2
     assert "runs deepseek-v3.2 with DP attention at TP > 1" in result.stderr
+    assert "give --dp 8 --dp-attention" in result.stderr
+    # ... which simulate runs as 8 attention-DP ranks (kvplan.analysis.simulate.dp_lockstep).
+    result = _run("simulate", V32, "--engine", "sglang", "--gpu", "H200", "--tp", "8", "--dp",
+                  "8", "--dp-attention", "--engine-version", "0.5.4", "--rate", "1",
+                  "--num-requests", "8", "--max-model-len", "8192", "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["num_requests"] == 8
     result = _run("plan", V32, "--engine", "sglang", "--gpu", "H200", "--engine-version",
                   "0.5.4", "--disagg", "--prefill-tp", "8", "--decode-tp", "8",
                   "--concurrency", "16", "--context", "4096")

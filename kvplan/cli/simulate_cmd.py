@@ -92,7 +92,8 @@ def simulate_cmd(
         help="The --dp ranks are one MoE engine's attention data-parallel ranks, stepping in "
              "lockstep, requests dealt by the engine's balancer (vLLM --data-parallel-size "
              "with --enable-expert-parallel: --tp GPUs a rank, --ep TP x DP; TensorRT-LLM "
-             "enable_attention_dp: --tp 1, --ep the ranks).")] = False,
+             "enable_attention_dp: --tp 1, --ep the ranks; SGLang --enable-dp-attention, "
+             "round-robin: --tp = --dp, --ep 1 or the TP).")] = False,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose scheduler to simulate: vLLM's V1, SGLang's or "
                          "TensorRT-LLM's PyTorch executor (1.0 - 1.3).")] = DEFAULT_ENGINE,

@@ -176,6 +176,7 @@ class MixedStepCost:
                 self._padded[t] = size
         self._dense: dict[tuple[int, int], float] = {}
         self._head: dict[int, float] = {}
+        self._gathered: dict[int, float] = {}
         self._per_request_state = spec.recurrent is not None
         peak = gpu.peak_bf16_flops_per_s
         self._flops_rate = peak * self.eff.attention
@@ -264,6 +265,37 @@ class MixedStepCost:
         if self.graph_sizes and tokens > self.graph_sizes[-1]:
             return self._ungraphed_s
         return 0.0
+
+    def _moe_part(self, gathered: int) -> float:
+        """`step_time` of one token on this rank with `gathered` tokens entering its MoE layers
+        (memoised): differences of it are the MoE part's (its other ops do not change)."""
+        hit = self._gathered.get(gathered)
+        if hit is None:
+            hit = self._gathered[gathered] = step_time(
+                self.spec, self.gpu, tokens=1, context=1, requests=1, logits=1,
+                gathered=gathered, **self._common).seconds
+        return hit
+
+    def moe_seconds(self, gathered: int) -> float:
+        """The step time that depends on the tokens entering the MoE layers over the DP ranks
+        (the routed experts, a dense MLP run on the gathered tokens, the DP gathers: the ops
+        `roofline.step_time` prices at its `gathered` tokens), up to a constant: exact up to
+        EXACT_TOKENS, linear between multiples of GRID_TOKENS beyond (as `dense_seconds`)."""
+        if gathered <= EXACT_TOKENS:
+            return self._moe_part(gathered)
+        lo = gathered // GRID_TOKENS * GRID_TOKENS
+        low = self._moe_part(lo)
+        if lo == gathered:
+            return low
+        high = self._moe_part(lo + GRID_TOKENS)
+        return low + (high - low) * (gathered - lo) / GRID_TOKENS
+
+    def regathered_seconds(self, tokens: int, gathered: int) -> float:
+        """What a step of `tokens` tokens on this rank (`seconds`, its MoE layers priced at
+        `tokens` x the layout's DP ranks) gains when `gathered` tokens enter them instead (an
+        engine gathering the ranks' actual tokens: kvplan.analysis.simulate.dp_lockstep)."""
+        own = self._padded.get(tokens, tokens) * self.layout.dp_ranks
+        return self.moe_seconds(gathered) - self.moe_seconds(own)
 
     def head_seconds(self, rows: int) -> float:
         """The lm_head over `rows` rows (no decoder layer)."""

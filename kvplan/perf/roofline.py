@@ -92,8 +92,7 @@ rows: layers/logits_processor.py:576-582 `dp_gather_replicate`, 0.5.4), so their
 rank are the gathered tokens x 2 x params / tp; `ep` spreads whole experts over ranks, with an
 all-to-all dispatch (FP8, as DeepEP's low-latency kernels) and combine (bf16) per MoE layer
 (an engine that runs it only under DP attention, `Efficiency.ep_all_to_all_needs_dp`: vLLM's
-FusedMoE, TensorRT-LLM's fused MoE modules, reduces TP-attention EP in the TP all-reduce
-instead).
+FusedMoE, TensorRT-LLM's fused MoE modules, reduces TP-attention EP in the TP all-reduce instead).
 An engine whose prefill (extend) step runs its MLP layers without an all-to-all
 (`Efficiency.prefill_mlp_all_reduce`: SGLang with --moe-a2a-backend none, its default, read in
 0.5.8.post1) pays instead, under DP attention, two all-reduces over the TP group of every rank's
@@ -331,7 +330,7 @@ def _logits_gather(s: _Step, spec: ModelSpec, ring: Interconnect, *, ranks: int,
 
 def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests: int,
               phase: str = "decode", kv_dtype: str = "bf16", mla_form: MLAForm = MLAForm.absorbed,
-              layout: Layout = ONE_GPU, eff: Efficiency | None = None,
+              layout: Layout = ONE_GPU, eff: Efficiency | None = None, gathered: int | None = None,
               fp8_attention: bool = False, quantization: str | None = None,
               layers: range | None = None, logits: int | None = None,
               conv_dtype: str | None = None, ssm_dtype: str = "auto") -> StepTime:
@@ -343,7 +342,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     the lm_head (default: one per request). `conv_dtype` / `ssm_dtype`: the recurrent state's
     dtypes as the engine keeps them (EngineRules.state_dtypes; None / "auto": vLLM's rule,
     kvplan.kv.cache.recurrent_state; SGLang keeps the SSM state in float32 by default). `eff`
-    None: the device's (`device_efficiency`)."""
+    None: the device's (`device_efficiency`). `gathered`: the tokens entering a MoE layer over
+    the DP ranks (None: as many as this rank's on each, `moe_tokens` below)."""
     check_layout(spec, layout)
     if eff is None:
         eff = device_efficiency(gpu)
@@ -378,7 +378,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # Tokens entering a MoE layer across the ranks that share its experts: every
     # data-parallel rank's (`Layout.dp_ranks`: the DP-attention ranks, or the TP groups an EP
     # wider than TP spans, vLLM's EP = TP x DP), as many as this rank's (balanced or padded).
-    moe_tokens = tokens * layout.dp_ranks
+    moe_tokens = tokens * layout.dp_ranks if gathered is None else gathered
     # Under DP attention the engine keeps the dense MLPs (with the shared experts) and the
     # lm_head whole on every rank or split over the TP group (`Efficiency.dp_attention_weights`,
     # the engine's EngineRules.dp_attention_weights; module docstring): split, a rank streams

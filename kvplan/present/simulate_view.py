@@ -97,7 +97,10 @@ def simulate_view(result: SimResult, *, model: str, gpu: str, notes: list[str],
     ]
     return View(
         answer=simulate_answer(simulate_headline(result)),
-        title=f"{model} on {s.dp} x {s.plan.tp} {gpu}: simulated serving ({m.steps:,} steps)",
+        # Attention-DP ranks inside one engine's TP group (SGLang, TensorRT-LLM): its GPUs.
+        title=(f"{model} on {s.plan.tp} {gpu} ({s.dp} attention-DP ranks)" if s.plan.dp_attention
+               else f"{model} on {s.dp} x {s.plan.tp} {gpu}")
+        + f": simulated serving ({m.steps:,} steps)",
         columns=[Column(header="latency"), Column(header="mean", numeric=True),
                  Column(header="p50", numeric=True), Column(header="p90", numeric=True),
                  Column(header="p99", numeric=True)],

@@ -17,6 +17,12 @@ forward; new requests are dealt to the ranks by the engine's own balancing rule.
   requests and balances them (kvplan.engines.trtllm.dp_balance); a rank without work runs a
   dummy generation request so that every rank joins each forward (py_executor.py
   `_pad_attention_dp_dummy_request`): the slowest rank sets the step.
+- SGLang (`--tp D --dp D --enable-dp-attention`): D ranks of attention TP 1, the MoE over the
+  D GPUs (TP, or EP with --ep D / DeepEP); the data-parallel controller deals the requests
+  round-robin and a rank with no batch runs an idle one while any rank has tokens; the MoE
+  layers see the ranks' tokens summed in a step where some rank extends (SUM_LEN), each rank's
+  padded to the busiest rank's in a decode-only step (MAX_LEN): `Simulator.gathered`, read in
+  kvplan.engines.sglang.dp_balance. A rank idle in a busy step keeps its new-token ratio.
 
 The step: when any rank holds a request, every rank with work schedules its own step (its own
 scheduler's rules, on its own pool: `Simulator.schedule`), each step is timed by the cost model
@@ -49,6 +55,7 @@ from kvplan.analysis.simulate.sim_types import SimRequest, SimState
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSimulator
 from kvplan.analysis.simulate.workload import RequestSpec, check_pulled
 from kvplan.engines.base import EngineRules, Scheduler
+from kvplan.engines.sglang.dp_balance import sglang_round_robin_rank
 from kvplan.engines.trtllm.dp_balance import AdpContextGate, trtllm_adp_ranks
 from kvplan.engines.vllm.dp_balance import vllm_dp_engine
 
@@ -78,6 +85,12 @@ def trtllm_balance(ranks: Sequence[Simulator], new: Sequence[SimRequest]) -> lis
     return trtllm_adp_ranks(active, tokens, [q.prompt_len for q in take])
 
 
+def sglang_balance(ranks: Sequence[Simulator], new: Sequence[SimRequest]) -> list[int]:
+    """SGLang's controller, round-robin over the requests in the order it receives them:
+    the request numbered `rid` (0-based, in arrival order: `run_lockstep`) to rank rid mod D."""
+    return [sglang_round_robin_rank(req.rid, len(ranks)) for req in new]
+
+
 @dataclass(frozen=True, kw_only=True)
 class DpAttentionLayout:
     """How the engine runs D attention-DP ranks of --tp GPUs with --ep expert ranks: the
@@ -95,6 +108,19 @@ def dp_attention_layout(rules: EngineRules, *, tp: int, dp: int, ep: int) -> DpA
     if dp < 2:
         raise InputError("--dp-attention: needs --dp 2 or more (the attention-DP ranks)")
     balance_for(rules)  # refused where the engine's ranks are not simulated
+    if rules.scheduler is Scheduler.prefill_first:
+        # SGLang: `--tp T --dp D --enable-dp-attention`, T GPUs, D ranks of attention TP T / D
+        # (kvplan.engines.launch.LaunchLayout); kvplan sizes and prices ranks of attention TP 1
+        # (kvplan.perf.layout.Layout.attention_tp), the MoE over the T GPUs: TP (--ep 1) or EP
+        # (--ep T, SGLang's --ep-size; DeepEP sets it to T).
+        if tp != dp:
+            raise InputError(f"--dp-attention: {rules.display_name}'s --tp is the engine's GPUs, "
+                             f"its ranks' attention TP --tp / --dp; only attention TP 1 is "
+                             f"simulated: give --tp {max(tp, dp)} --dp {max(tp, dp)}")
+        if ep not in (1, tp):
+            raise InputError(f"--dp-attention: --ep {ep} under {tp} ranks (an MoE TP x EP "
+                             f"hybrid) is not simulated: give --ep 1 or --ep {tp}")
+        return DpAttentionLayout(tp=tp, dp_attention=True, ep=ep, gpus=tp)
     if rules.launch.ep_over_dp:
         # vLLM: D engines of --tp GPUs, EP over all D x TP (Launch.ep_over_dp); without
         # --enable-expert-parallel vLLM's MoE runs TP over the DP ranks, not simulated.
@@ -113,6 +139,7 @@ def dp_attention_layout(rules: EngineRules, *, tp: int, dp: int, ep: int) -> DpA
 
 
 _BALANCE: dict[Scheduler, Balance] = {Scheduler.mixed_token_budget: vllm_balance,
+                                      Scheduler.prefill_first: sglang_balance,
                                       Scheduler.capacity_micro_batch: trtllm_balance}
 
 
@@ -121,7 +148,7 @@ def balance_for(rules: EngineRules) -> Balance:
     rule = _BALANCE.get(rules.scheduler) if rules.scheduler is not None else None
     if rule is None:
         raise InputError(f"--dp-attention: {rules.display_name}'s attention-DP ranks are not "
-                         "simulated (--engine vllm or trtllm)")
+                         "simulated (--engine vllm, sglang or trtllm)")
     return rule
 
 
@@ -205,7 +232,7 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
             for req, rank in zip(seen, balance(ranks, seen), strict=False):
                 ranks[rank].waiting.append(req)
                 sent.popleft()
-        busy = [r for r in ranks if r.running or r.waiting]
+        busy = [r for r in ranks if r.has_work()]
         if not busy:
             prev_start = None
             if sent:  # in the tokenizer batch, or no seat yet: idle until it is released
@@ -221,7 +248,7 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
         hold = gate is not None and not _released(gate, gated)
         for g in gated:
             g.hold_context = hold
-        steps = []
+        steps: list[tuple[Simulator, list[tuple[SimRequest, int]]]] = []
         for r in busy:
             r.state.clock_s = clock
             scheduled = r.schedule()
@@ -231,11 +258,18 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
                 head = r.waiting[0]
                 raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
                                  f"the KV pool even alone ({r.pool.usable} blocks)")
-            steps.append((r, scheduled, r.step_seconds(scheduled)))
+            steps.append((r, scheduled))
         if not steps:
             raise InputError("attention DP: no rank could schedule a step")
-        seconds = max(s for _, _, s in steps)
-        for r, scheduled, _ in steps:
+        # The tokens the ranks' MoE layers see (the engine's rule: SglangSimulator.gathered;
+        # None: as many as each rank's on every rank, the busiest rank setting the step).
+        gathered = first.gathered(steps)
+        seconds = max(r.step_seconds(sched, gathered=gathered) for r, sched in steps)
+        stepped = {id(r) for r, _ in steps}
+        for r in ranks:
+            if id(r) not in stepped:
+                r.dummy_step(clock + seconds)
+        for r, scheduled in steps:
             done = r._finish_step(scheduled, clock, seconds)
             r._record(clock, seconds, sum(n for _, n in scheduled))
             in_flight -= done

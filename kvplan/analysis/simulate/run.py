@@ -403,11 +403,11 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     plan = plan_capacity(spec, cap)
-    if plan.dp_attention:
+    if plan.dp_attention and not cap.dp_attention:
         raise InputError(f"simulate --engine sglang: SGLang {cap.engine_version} runs {spec.id} "
                          "with DP attention at TP > 1 (DeepSeek NSA, kvplan.engines.sglang."
-                         "dsa_settings), which is not simulated; use --tp 1 or --engine-version "
-                         "0.5.6 or newer")
+                         f"dsa_settings): give --dp {cap.tp} --dp-attention, --tp 1 or "
+                         "--engine-version 0.5.6 or newer")
     pool = sglang_sim_pool(plan)
     if plan.max_concurrency < 1:
         raise InputError(f"simulate: one request of --context-length {cap.context:,} tokens "

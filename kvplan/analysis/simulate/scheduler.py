@@ -46,7 +46,7 @@ taking a block in it.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from kvplan._util.errors import InputError
 from kvplan._util.progress import report
@@ -102,8 +102,23 @@ class Simulator:
         self.state.preemptions += 1
         self.waiting.appendleft(req)
 
-    def step_seconds(self, scheduled: list[tuple[SimRequest, int]]) -> float:
-        """The cost model's time for a step: its decodes at their contexts, its prompt chunks."""
+    def gathered(self, steps: Sequence[tuple[Simulator, list[tuple[SimRequest, int]]]]
+                 ) -> int | None:
+        """Attention DP (kvplan.analysis.simulate.dp_lockstep): the tokens every rank's MoE
+        layers see in a step whose busy ranks run `steps` (each rank, its batch); None: each
+        rank's own tokens x the ranks (the cost model's count), the busiest rank's setting the
+        step (vLLM pads every rank's batch to the most tokens; TensorRT-LLM's ranks are priced
+        alike)."""
+        return None
+
+    def step_seconds(self, scheduled: list[tuple[SimRequest, int]],
+                     gathered: int | None = None) -> float:
+        """The cost model's time for a step: its decodes at their contexts, its prompt chunks
+        (`gathered`: an engine's own count of the MoE layers' tokens, `gathered`; not this
+        one's)."""
+        if gathered is not None:
+            raise ValueError("step_seconds: this engine's MoE layers see its own tokens x ranks")
+
         def decode(r: SimRequest, n: int) -> bool:
             return n == 1 and r.num_computed == r.num_tokens - 1
         return self.step_cost.seconds(
@@ -161,6 +176,16 @@ class Simulator:
             scheduled.append((req, n))
             budget -= n
         return budget
+
+    def has_work(self) -> bool:
+        """Attention DP: whether this rank runs a batch of its own in the next lockstep step
+        (a request running or waiting; TensorRT-LLM's carried requests are not counted there,
+        as the lockstep was built)."""
+        return bool(self.running or self.waiting)
+
+    def dummy_step(self, end: float) -> None:
+        """Attention DP: this rank ran a dummy batch in a step other ranks' work set, ending at
+        `end` (kvplan.analysis.simulate.dp_lockstep); nothing of its own changes."""
 
     def _receives(self) -> bool:  # the requests sent taken before this step (SGLang: not all)
         return True

@@ -41,13 +41,20 @@ is formed while the current one runs (kvplan.analysis.simulate.scheduler).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
-from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
+from kvplan.analysis.simulate.sim_types import (
+    GatheredStepCost,
+    SchedulerConfig,
+    SimRequest,
+    StepCost,
+)
+from kvplan.engines.sglang.dp_balance import sglang_gathered_tokens
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 
 # python/sglang/srt/managers/schedule_policy.py
@@ -127,9 +134,41 @@ class SglangSimulator(Simulator):
         # The recv skipper (rule 3): its counter, and the weight the last step adds to it.
         self._recv_counter = 0
         self._recv_weight = RECV_WEIGHT_NONE
+        self.extending = False  # the last `schedule` formed a prefill (extend) batch
 
     def _batch_ok(self) -> bool:
         return False
+
+    def has_work(self) -> bool:
+        """A rank whose only request is between two chunks of its prompt (`chunked`, in
+        neither queue) still runs its next chunk."""
+        return self._busy()
+
+    def dummy_step(self, end: float) -> None:
+        """An idle batch (DP attention: `get_idle_batch` while another rank has tokens) is a
+        batch: the scheduler does not run self_check_during_idle after it, so the new-token
+        ratio is not reset (scheduler.py 0.5.9:1164-1176, event_loop_overlap)."""
+        self._last_end = end
+
+    def gathered(self, steps: Sequence[tuple[Simulator, list[tuple[SimRequest, int]]]]
+                 ) -> int | None:
+        """Attention DP: the ranks' tokens summed when some rank's batch is an extend (its
+        last `schedule` formed a prefill batch: SGLang runs extends and decodes apart), else
+        None, the busiest rank's padding (kvplan.engines.sglang.dp_balance)."""
+        extend = any(isinstance(r, SglangSimulator) and r.extending for r, _ in steps)
+        return sglang_gathered_tokens([sum(n for _, n in sched) for _, sched in steps], extend)
+
+    def step_seconds(self, scheduled: list[tuple[SimRequest, int]],
+                     gathered: int | None = None) -> float:
+        """The step on this rank (`Simulator.step_seconds`), its MoE layers priced at
+        `gathered` tokens over the ranks where given (MixedStepCost.regathered_seconds)."""
+        seconds = super().step_seconds(scheduled)
+        if gathered is None:
+            return seconds
+        cost = self.step_cost
+        if not isinstance(cost, GatheredStepCost):
+            raise ValueError("attention DP: this step cost does not price the gathered tokens")
+        return seconds + cost.regathered_seconds(sum(n for _, n in scheduled), gathered)
 
     def _busy(self) -> bool:
         # The chunked request is in neither queue between its chunks.
@@ -218,6 +257,7 @@ class SglangSimulator(Simulator):
             # The engine idled since its last step (self_check_during_idle).
             self.new_token_ratio = self.init_ratio
         prefill = self._prefill_batch()
+        self.extending = bool(prefill)
         self._recv_weight = RECV_WEIGHT_EXTEND if prefill else RECV_WEIGHT_DECODE
         return prefill if prefill else self._decode_batch()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from kvplan.analysis.simulate.hybrid_pool import HybridHold
 from kvplan.analysis.simulate.workload import RequestSpec
@@ -148,3 +148,11 @@ class StepCost(Protocol):
 
     def seconds_from_sums(self, decodes: int, decode_keys: int,
                           chunks: list[tuple[int, int]]) -> float: ...
+
+
+@runtime_checkable
+class GatheredStepCost(StepCost, Protocol):
+    """A step cost that also prices a rank's MoE layers at the tokens gathered over the
+    attention-DP ranks (kvplan.perf.mixed_step.MixedStepCost.regathered_seconds)."""
+
+    def regathered_seconds(self, tokens: int, gathered: int) -> float: ...

@@ -1,4 +1,29 @@
-"""SGLang's attention-DP rank for a request of a disaggregated prefill worker
+"""SGLang's attention-DP ranks: which rank takes a request, and the tokens their MoE layers see.
+
+Aggregated serving (`--dp D --enable-dp-attention`, no disaggregation): the data-parallel
+controller deals the requests round-robin, the i-th request it receives (0-based) to rank
+i mod D, whatever the ranks' queues. `--load-balance-method` defaults to round_robin
+(server_args.py 0.5.3:257, 0.5.6:345; from 0.5.9 "auto", which resolves to round_robin outside
+a prefill worker: 0.5.9 server_args.py:805-815, 0.5.23 arg_groups/serving_hook.py:217-236), and
+round_robin_scheduler sends the request to `workers[round_robin_counter]` and advances the
+counter by one (managers/data_parallel_controller.py 0.5.3:339-349, 0.5.9:513-527; 0.5.23
+:880-899 over the active ranks, all of them here). The counter starts at 0 with the server.
+(shortest_queue / minimum_tokens, 0.5.3 - 0.5.6, and total_requests / total_tokens from 0.5.9
+are opt-in: not simulated.)
+
+Each rank schedules on its own (its scheduler, its pool) and the ranks join every forward: in
+`prepare_mlp_sync_batch_raw` (managers/scheduler_dp_attn_mixin.py 0.5.9:129-223; 0.5.3
+scheduler.py:2145-2246) they all-gather their token counts, and while any rank has tokens a rank
+without a batch runs an idle one (`get_idle_batch`). The MLP / MoE layers then see the tokens
+gathered over the ranks (layers/dp_attention.py `get_dp_padding_mode`, 0.5.3:58-70 and
+0.5.9:64-76 the same; model_executor/forward_batch_info.py 0.5.9:754-768 `global_dp_buffer_len`):
+when any rank's batch is an extend, SUM_LEN, the ranks' tokens summed; in a decode-only step
+MAX_LEN, every rank's padded to the busiest rank's (the CUDA-graph mode,
+`get_default_mode_in_cuda_graph`, cuda_graph_runner.py 0.5.9:673: the decode batches kvplan
+prices). (0.5.23 keeps SUM_LEN for an extend step but for hybrid-SSM models with an idle rank;
+an eager decode step of very uneven ranks takes SUM_LEN: neither is modelled.)
+
+Disaggregated prefill: SGLang's attention-DP rank for a request of a disaggregated prefill worker
 (`--disaggregation-mode prefill` with `--enable-dp-attention`), read in the releases the measured
 rows ran (kvplan.engines.sglang.connectors, "the time side"): data_parallel_controller.py sends
 the request to rank `bootstrap_room % dp_size` (0.5.0-0.5.5: `round_robin_scheduler` under
@@ -29,3 +54,16 @@ class SglangBootstrapRoom:
 
 
 BOOTSTRAP_ROOM = SglangBootstrapRoom()
+
+
+def sglang_round_robin_rank(index: int, dp: int) -> int:
+    """The rank of the `index`-th request (0-based) the controller receives: round_robin
+    (module docstring)."""
+    return index % dp
+
+
+def sglang_gathered_tokens(tokens: Sequence[int], extend: bool) -> int | None:
+    """The tokens the ranks' MoE layers see in a step where the ranks hold `tokens` each
+    (`extend`: some rank's batch is an extend): their sum (SUM_LEN); None in a decode-only step
+    (MAX_LEN: every rank's padded to the busiest rank's, the cost model's own count)."""
+    return sum(tokens) if extend else None
