@@ -15,7 +15,14 @@ harness.
    experts, the attention projections, the small kernels and the per-layer overhead at
    kvplan's CUDA-graph floor, the lm_head, the all-reduce; then the attention cores with the
    split-KV decode path where the release runs it, kvplan.perf.split_decode).
-3. `CODE_READ`: what vLLM 0.11.0 runs for a gpt-oss decode step on SM 8.0 (the sdist from PyPI,
+3. `implied_attention_rate`: for the A100 runs, the prompt attention's FLOPs (every prompt's
+   causal pairs, kvplan.perf.attention_cost.causal_pairs, per layer kind, at the step cost's
+   prefill FLOPs a pair) and the rate at which they would have to run for kvplan's replay to
+   last the measured duration, all else as kvplan prices it: FLOPs / (FLOPs / kvplan's
+   attention rate + measured duration - replayed duration). Meaningful only where the
+   prompts' attention is a large part of the gap (the 32,000-token prompts); a lead, not a
+   rule: no held-out row runs this kernel (prospective31's H100 rows run FlashAttention 3).
+4. `CODE_READ`: what vLLM 0.11.0 runs for a gpt-oss decode step on SM 8.0 (the sdist from PyPI,
    line numbers its), and whether kvplan prices it.
 
 Run: python -m tests.benches.gptoss61_forensic (prints Markdown; not a page of examples/).
@@ -30,6 +37,7 @@ from kvplan import load_spec
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.engines.base import Engine
+from kvplan.perf.attention_cost import causal_pairs
 from kvplan.perf.roofline import step_time
 from tests.benches.prospective_runs import REPO, load, requests
 
@@ -92,6 +100,7 @@ def replay_row(run: dict) -> dict[str, float]:  # type: ignore[type-arg]
     m = run["measured"]
     prompts = run["workload"]["num_prompts"] * run["workload"]["input_len"]
     return {
+        "duration": res.metrics.duration_s, "attention_rate": _rate(sim.cost, run),
         "tpot": res.metrics.tpot_ms["mean"], "itl": res.metrics.itl_ms["mean"],
         "m_tpot": m["mean_tpot_ms"], "m_itl": m["mean_itl_ms"],
         "dec_batch": statistics.mean(r.running for r in dec) if dec else 0.0,
@@ -102,6 +111,27 @@ def replay_row(run: dict) -> dict[str, float]:  # type: ignore[type-arg]
         "m_prompt_tps": prompts / m["duration_s"] if m.get("duration_s") else 0.0,
         "prompt_tps": prompts / total,
     }
+
+
+def _rate(cost, run: dict) -> tuple[float, float]:  # type: ignore[no-untyped-def, type-arg]
+    """(the run's prompt-attention FLOPs, kvplan's attention FLOP rate) (module docstring, 3)."""
+    w = run["workload"]
+    prompt = w["input_len"] + run.get("chat_template_tokens", 0)
+    flops = w["num_prompts"] * sum(
+        kind.layers * causal_pairs(0, prompt, kind.window, kind.chunk) for kind in cost.kinds
+    ) * cost.prefill_pair_flops
+    return flops, cost._flops_rate
+
+
+def implied_attention_rate(row: dict[str, float], run: dict) -> float | None:  # type: ignore[type-arg]
+    """The prompt attention's rate (FLOP/s) that closes the run's duration gap, or None where
+    the gap is negative or the run printed no duration (module docstring, 3)."""
+    flops, rate = row["attention_rate"]
+    measured = run["measured"].get("duration_s")
+    if not measured or not flops:
+        return None
+    seconds = flops / rate + measured - row["duration"]
+    return flops / seconds if seconds > 0 else None
 
 
 def decode_parts(run: dict, batch: int) -> dict[str, float]:  # type: ignore[type-arg]
@@ -126,6 +156,7 @@ def print_section() -> None:
           "mean batch, ms, share of time | chunk steps: tokens, ms | prompt tok/s measured / "
           "kvplan | decode step at that batch, ms (parts) |")
     print("|---|---|---|---|---|---|---|")
+    rates: list[str] = []
     for name in SETS:
         for run in load(DATA / f"{name}.json")["runs"]:
             if "gpt-oss" not in run["id"]:
@@ -135,6 +166,12 @@ def print_section() -> None:
             except Exception as exc:  # noqa: BLE001 - a refused run prints its reason
                 print(f"| {run['id']} | refused: {str(exc)[:80]} | | | | | |")
                 continue
+            implied = implied_attention_rate(r, run)
+            if implied is not None and " A100 " in run["id"]:
+                flops, rate = r["attention_rate"]
+                rates.append(f"| {run['id']} | {flops / 1e12:,.0f} | {rate / 1e12:.1f} | "
+                             f"{run['measured']['duration_s']:.1f} / {r['duration']:.1f} | "
+                             f"{implied / 1e12:.1f} |")
             b = max(1, round(r["dec_batch"]))
             parts = decode_parts(run, b)
             top = ", ".join(f"{k} {v:.2f}" for k, v in sorted(
@@ -144,6 +181,11 @@ def print_section() -> None:
                   f"{r['dec_share']:.0%} | {r['mix_tokens']:.0f}, {r['mix_ms']:.1f} | "
                   f"{r['m_prompt_tps']:,.0f} / {r['prompt_tps']:,.0f} | B = {b}: "
                   f"{parts['step']:.2f} ({top}) |")
+    print("\n## The prompt attention's rate that would close the A100 runs' duration gap\n")
+    print("| run | prompt attention TFLOP | kvplan's rate, TFLOP/s | duration s measured / "
+          "replayed | implied rate, TFLOP/s |")
+    print("|---|---:|---:|---|---:|")
+    print("\n".join(rates))
     print("\n## What vLLM 0.11.0 runs for a gpt-oss decode step on SM 8.0\n")
     print("| item | code (vllm 0.11.0) | kvplan |")
     print("|---|---|---|")
