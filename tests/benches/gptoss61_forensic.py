@@ -22,7 +22,12 @@ harness.
    attention rate + measured duration - replayed duration). Meaningful only where the
    prompts' attention is a large part of the gap (the 32,000-token prompts); a lead, not a
    rule: no held-out row runs this kernel (prospective31's H100 rows run FlashAttention 3).
-4. `CODE_READ`: what vLLM 0.11.0 runs for a gpt-oss decode step on SM 8.0 (the sdist from PyPI,
+4. `batch_for_step`: the least decode batch whose kvplan decode-only step (at the run's mean
+   prompt plus half its output as every decode's context) reaches the measured median ITL,
+   beside the replay's mean decode-only batch and its pool's concurrency at --max-model-len:
+   where the median ITL is a decode-only step, the batch the measured step implies under
+   kvplan's step price (a step price or a concurrency miss: these rows alone cannot tell).
+5. `CODE_READ`: what vLLM 0.11.0 runs for a gpt-oss decode step on SM 8.0 (the sdist from PyPI,
    line numbers its), and whether kvplan prices it.
 
 Run: python -m tests.benches.gptoss61_forensic (prints Markdown; not a page of examples/).
@@ -101,6 +106,7 @@ def replay_row(run: dict) -> dict[str, float]:  # type: ignore[type-arg]
     prompts = run["workload"]["num_prompts"] * run["workload"]["input_len"]
     return {
         "duration": res.metrics.duration_s, "attention_rate": _rate(sim.cost, run),
+        "pool_concurrency": sim.plan.max_concurrency,
         "tpot": res.metrics.tpot_ms["mean"], "itl": res.metrics.itl_ms["mean"],
         "m_tpot": m["mean_tpot_ms"], "m_itl": m["mean_itl_ms"],
         "dec_batch": statistics.mean(r.running for r in dec) if dec else 0.0,
@@ -134,6 +140,19 @@ def implied_attention_rate(row: dict[str, float], run: dict) -> float | None:  #
     return flops / seconds if seconds > 0 else None
 
 
+def batch_for_step(run: dict, seconds: float, most: int = 256) -> int | None:  # type: ignore[type-arg]
+    """The least decode batch whose decode-only step takes at least `seconds` (module
+    docstring, 4), or None: none up to `most`."""
+    spec, inputs = _inputs(run)
+    sim, _ = setup(spec, inputs, frontend=False, async_scheduling=run.get("async_scheduling"))
+    w = run["workload"]
+    context = w["input_len"] + run.get("chat_template_tokens", 0) + w["output_len"] // 2
+    for batch in range(1, most + 1):
+        if sim.cost.seconds(decode_contexts=[context] * batch, chunks=[]) >= seconds:
+            return batch
+    return None
+
+
 def decode_parts(run: dict, batch: int) -> dict[str, float]:  # type: ignore[type-arg]
     """kvplan's decode-only step at `batch` decodes by part, ms (module docstring, 2)."""
     spec, inputs = _inputs(run)
@@ -157,6 +176,7 @@ def print_section() -> None:
           "kvplan | decode step at that batch, ms (parts) |")
     print("|---|---|---|---|---|---|---|")
     rates: list[str] = []
+    batches: list[str] = []
     for name in SETS:
         for run in load(DATA / f"{name}.json")["runs"]:
             if "gpt-oss" not in run["id"]:
@@ -167,6 +187,11 @@ def print_section() -> None:
                 print(f"| {run['id']} | refused: {str(exc)[:80]} | | | | | |")
                 continue
             implied = implied_attention_rate(r, run)
+            if " A100 " in run["id"] and r["dec_batch"]:
+                implied_b = batch_for_step(run, run["measured"]["median_itl_ms"] / 1e3)
+                batches.append(f"| {run['id']} | {run['measured']['median_itl_ms']:.1f} | "
+                               f"{implied_b if implied_b is not None else '> 256'} | "
+                               f"{r['dec_batch']:.1f} | {r['pool_concurrency']:.2f} |")
             if implied is not None and " A100 " in run["id"]:
                 flops, rate = r["attention_rate"]
                 rates.append(f"| {run['id']} | {flops / 1e12:,.0f} | {rate / 1e12:.1f} | "
@@ -186,6 +211,11 @@ def print_section() -> None:
           "replayed | implied rate, TFLOP/s |")
     print("|---|---:|---:|---|---:|")
     print("\n".join(rates))
+    print("\n## The decode batch at which kvplan's step reaches the measured median ITL (A100)\n")
+    print("| run | median ITL ms measured | batch whose kvplan decode step reaches it | "
+          "replay's mean decode-only batch | replay's pool: requests of --max-model-len |")
+    print("|---|---:|---:|---:|---:|")
+    print("\n".join(batches))
     print("\n## What vLLM 0.11.0 runs for a gpt-oss decode step on SM 8.0\n")
     print("| item | code (vllm 0.11.0) | kvplan |")
     print("|---|---|---|")
