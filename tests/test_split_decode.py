@@ -67,7 +67,7 @@ def test_segments_by_hand() -> None:
 def test_only_the_release_read() -> None:
     # 0.11.0 read; 0.20.0 takes its threshold and segments from the backend (not this rule);
     # the releases between were not read.
-    assert _split("0.11.0") is not None
+    assert _split("0.11.0") is not None and _split("0.11") is not None
     for version in ("0.10.2", "0.15.1", "0.20.0"):
         assert _split(version) is None
 

@@ -37,6 +37,12 @@ _PARTIAL_BYTES = 4  # float32 partial outputs, maxima and exp-sums
 _SCALARS = 2  # the maximum and the exp-sum per segment and query head
 
 
+def _release(text: str) -> tuple[int, ...]:
+    """The release's first three parts, missing ones 0 ("0.11" is 0.11.0)."""
+    key = version_key(text)[:3]
+    return key + (0,) * (3 - len(key))
+
+
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -61,7 +67,7 @@ class SplitDecodeCost:
         if kernel is None or kernel.split_decode is None or version is None:
             return None
         split = kernel.split_decode
-        if not any(version_key(version) == version_key(r) for r in split.releases):
+        if not any(_release(version) == _release(r) for r in split.releases):
             return None
         return cls(split, spec, att_tp, kernel.tile_rows)
 
