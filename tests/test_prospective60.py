@@ -173,17 +173,18 @@ def test_only_the_deepseek_rows_share_a_fitted_rows_configuration() -> None:
     assert len(shared) == 4
 
 
-def test_the_gpt_oss_rows_are_recorded_as_shaping_three_rules() -> None:
+def test_the_gpt_oss_rows_are_recorded_as_shaping_four_rules() -> None:
     # Read after the first evaluation (issue 30, gptossa100): vLLM's Marlin MoE for MXFP4
     # experts (a52829a4), Triton unified attention for models with sinks on SM 8.x
-    # (f8be70f3) and vLLM's first-chunk admission to 0.15.1 (a013bb35). SHAPED_BY names
+    # (f8be70f3) and vLLM's first-chunk admission to 0.15.1 (a013bb35); gptoss61: that
+    # attention's split-KV decode path in 0.11.0 (9a8d3183). SHAPED_BY names
     # exactly the sixteen runs of the section's SHAPED groups, and the section's held-out line
     # leaves them out.
     shaped = {rid for rid in _runs()
               if any(rid.startswith(f"{prospective60_runs.ID_PREFIX}{g} ")
                      for g in prospective60_runs.SHAPED)}
     assert len(shaped) == 16
-    for commit in ("a52829a4", "f8be70f3", "a013bb35"):
+    for commit in ("a52829a4", "f8be70f3", "a013bb35", "9a8d3183"):
         entry = next(e for e in SHAPED_BY if e.commit == commit)
         assert set(entry.rows) == shaped
 

@@ -27,6 +27,24 @@ class VarlenAttentionKernel:
     max_head_dim: int
     source: str
     sinks: bool | None = None
+    split_decode: SplitDecode | None = None  # its split-KV path for small decode-only calls
+
+
+@dataclass(frozen=True, kw_only=True)
+class SplitDecode:
+    """A varlen kernel's split-KV path for a call of single-token queries with few programs,
+    as plain data (kvplan.perf.split_decode prices it): when every query is one token long and
+    (tokens // (tile_rows / g) + sequences) x KV heads <= `max_programs` (g: query heads per
+    KV head), each sequence's keys are cut into `segments` segments of whole `tile`-key tiles,
+    each program of a segment that holds keys writes its float32 partial output (the head
+    size's elements), maximum and exp-sum, and a second kernel reads them back to reduce. In
+    the engine releases `releases` (those read) only."""
+
+    segments: int
+    max_programs: int
+    tile: int
+    releases: tuple[str, ...]
+    source: str
 
 
 @dataclass(frozen=True, kw_only=True)

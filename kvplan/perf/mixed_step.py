@@ -82,6 +82,7 @@ from kvplan.perf.engine_traits import (
 from kvplan.perf.flops import MLAForm, attention_flops, prefill_form
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.roofline import step_time
+from kvplan.perf.split_decode import SplitDecodeCost
 from kvplan.perf.vllm_ungraphed import vllm_ungraphed_ops
 
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
@@ -157,6 +158,9 @@ class MixedStepCost:
                 kernel, spec, att_tp, query_len=1, single_token_call=single,
                 windowed=kind.window is not None)
             for kind in self.kinds for single in (True, False)}
+        # Its split-KV path in a decode-only step, where it has one at this release
+        # (kvplan.perf.split_decode: vLLM 0.11.0's Triton unified attention).
+        self._split = SplitDecodeCost.of(kernel, spec, att_tp, self.eff.engine_version)
         # CUDA-graph capture sizes (ascending): a step of up to the largest runs its GEMMs padded
         # to the next size (vLLM: kvplan.engines.vllm.budget.vllm_cuda_graph_sizes); () none.
         self.graph_sizes = tuple(sorted(graph_sizes))
@@ -314,13 +318,27 @@ class MixedStepCost:
             k.window is None and k.chunk is None for k in self.kinds)
 
     def _layer_seconds(self, dec_pairs: int, pre_pairs: int, rows: int,
-                       decode_factor: float = 1.0) -> float:
+                       decode_factor: float = 1.0, partials: float = 0.0) -> float:
         """One attention layer's kernel over the mix (roofline._Step.op's charge), the decodes'
-        FLOPs times the kernel's `decode_factor`."""
+        FLOPs times the kernel's `decode_factor`; `partials`: the split-KV path's partial bytes
+        (kvplan.perf.split_decode), written by the kernel and read back by its reduce kernel."""
         flops = (dec_pairs * self.decode_pair_flops * decode_factor
                  + pre_pairs * self.prefill_pair_flops * self._prefill_scale)
-        return max(flops / self._flops_rate, rows * self.kv_row_bytes / self._byte_rate,
-                   self._floor)
+        core = max(flops / self._flops_rate,
+                   (rows * self.kv_row_bytes + partials) / self._byte_rate, self._floor)
+        if partials:
+            core += max(partials / self._byte_rate, self._floor)
+        return core
+
+    def _split_partials(self, decodes: int, contexts: Iterable[int], chunks: bool) -> float:
+        """The split-KV path's partial bytes a layer for a step of `decodes` decodes attending
+        `contexts` keys (0: a step with a chunk, no split path, or too many programs)."""
+        if chunks or not decodes or self._split is None:
+            return 0.0
+        padded = self._padded.get(decodes, decodes)
+        if not self._split.runs(padded, padded):
+            return 0.0
+        return float(self._split.partial_bytes(contexts))
 
     def attention_seconds(self, decode_contexts: Iterable[int],
                           chunks: Iterable[tuple[int, int]]) -> float:
@@ -329,6 +347,7 @@ class MixedStepCost:
         decodes = list(decode_contexts)
         parts = list(chunks)
         single = all(n <= 1 for _, n in parts)
+        partials = self._split_partials(len(decodes), decodes, bool(parts))
         total = 0.0
         for kind in self.kinds:
             if kind.window is None and kind.chunk is None:
@@ -355,7 +374,8 @@ class MixedStepCost:
                 dec_pairs = len(decodes) * self.slots
                 pre_pairs = sum(n for _, n in parts) * self.slots
             factor = self._decode_factor[(kind.window, single)]
-            total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows, factor)
+            total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows, factor,
+                                                       partials)
         return total + self.indexer_seconds(decodes, parts)
 
     def indexer_seconds(self, decodes: list[int], chunks: list[tuple[int, int]]) -> float:
@@ -388,10 +408,14 @@ class MixedStepCost:
         pre_pairs = sum(causal_pairs(s, n, None, None) for s, n in chunks)
         rows = decode_keys + earlier + sum(n for _, n in chunks)
         single = all(n <= 1 for _, n in chunks)
+        # The split path's partials from the decodes' mean keys (their own are not known here).
+        mean = [decode_keys // decodes] * decodes if decodes else []
+        partials = self._split_partials(decodes, mean, bool(chunks))
         attention = 0.0
         for kind in self.kinds:
             factor = self._decode_factor[(kind.window, single)]
-            attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor)
+            attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor,
+                                                           partials)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
         return (self.dense_seconds(tokens, decodes + len(chunks)) + attention + launch
                 + self.ungraphed_seconds(tokens))

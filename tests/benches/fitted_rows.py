@@ -1486,6 +1486,12 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "measured ITL (median 24 ms, mean 233 ms at 32000/100) showed decode spans "
                 "holding far more prefill chunks than the replay's two requests at a time",
            rows=_PROSPECTIVE60_GPT_OSS),
+    Shaped(commit="9a8d3183",
+           rule="vLLM 0.11.0's Triton unified attention runs a decode-only call of at most 128 "
+                "programs as its split-KV 3D kernel over 16 segments plus a reduce kernel "
+                "(kvplan.perf.split_decode: float32 partials written and read back, one more "
+                "kernel a layer), read after these rows (gptoss61's forensic)",
+           rows=_PROSPECTIVE60_GPT_OSS),
     Shaped(commit="47066847",
            rule="The prompt's host work per token before its first step (opt-in, not a "
                 "default; kvplan.engines.vllm.frontend.VLLM_PROMPT_HOST_COST): vLLM's "

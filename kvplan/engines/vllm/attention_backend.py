@@ -50,7 +50,7 @@ attention FLOPs to HBM bytes at kvplan's fractions (989.5 x 0.60 / (3.35 x 0.90)
 
 from __future__ import annotations
 
-from kvplan.engines.attention_kernel import SparseMlaKernel, VarlenAttentionKernel
+from kvplan.engines.attention_kernel import SparseMlaKernel, SplitDecode, VarlenAttentionKernel
 
 FLASH_ATTENTION_2 = VarlenAttentionKernel(
     name="FlashAttention 2 (vllm-flash-attn split-KV kernel)",
@@ -79,6 +79,22 @@ TRITON_UNIFIED_ATTENTION = VarlenAttentionKernel(
     source="vllm 0.11.0 platforms/cuda.py:358-362; attention/ops/triton_unified_attention.py:"
            "123-127, 255-256, 410-414, 523-524, 728-753; 0.15.1 fa_utils.py:105-109, "
            "v1/attention/ops/triton_unified_attention.py:940-943",
+    split_decode=SplitDecode(
+        # vllm 0.11.0 attention/ops/triton_unified_attention.py `unified_attention`: the 2D
+        # kernel when max_seqlen_q > 1 or total_num_q_blocks * num_kv_heads > 128 (:741,
+        # :750-753; total_num_q_blocks = q.shape[0] // BLOCK_Q + num_seqs), else
+        # kernel_unified_attention_3d over (q blocks, KV heads, NUM_SEGMENTS = 16) (:800-873),
+        # each program of a segment holding keys storing its float32 partial output (the head
+        # size's elements: dim_mask, :418), maximum and exp-sum (:584-595; an empty segment
+        # returns first, :402-405), then reduce_segments over (tokens, query heads) (:874-894)
+        # reading them back over act_num_segments = cdiv(seq_len, tiles_per_segment *
+        # TILE_SIZE), tiles_per_segment = cdiv(seq_len, 16 * TILE_SIZE) (:632-638);
+        # TILE_SIZE_DECODE 16 for a 16-bit query (:747). vLLM 0.20.0 takes the
+        # threshold and segments from the backend (v1/attention/ops/
+        # triton_unified_attention.py:617-623, 651-658): not this rule; releases between not read.
+        segments=16, max_programs=128, tile=16, releases=("0.11.0",),
+        source="vllm 0.11.0 attention/ops/triton_unified_attention.py:402-405, 418, 584-595, "
+               "632-638, 741-753, 800-894"),
 )
 
 # DeepSeek's sparse attention (a spec with an indexer) on a 16-bit cache: FlashMLA's sparse
