@@ -1,7 +1,7 @@
 """vLLM's admission of a waiting request under chunked prefill, by release
-(kvplan.engines.vllm.admission): 0.11.0 / 0.15.1 admit on the first chunk's blocks, 0.32 only
-when the whole prompt fits (scheduler_reserve_full_isl); the simulator follows the release
-(issue 30, gptossa100)."""
+(kvplan.engines.vllm.admission): 0.11.0 to 0.18.1 admit on the first chunk's blocks, 0.19.0
+on only when the whole prompt fits (scheduler_reserve_full_isl, default True); the simulator
+follows the release (issue 30, gptossa100; admission61 read the boundary)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,19 @@ from kvplan.sources.resolve import load_model
 
 
 def test_admission_by_release() -> None:
-    # 0.11.0 kv_cache_manager.py:260-262 counts the scheduled tokens' blocks only; 0.32
-    # config/scheduler.py:190 scheduler_reserve_full_isl = True.
+    # 0.11.0 kv_cache_manager.py:260-262 counts the scheduled tokens' blocks only; 0.18.1 the
+    # same (kv_cache_manager.py:322-326, no full-prompt gate in the release); 0.19.0
+    # config/scheduler.py:139 scheduler_reserve_full_isl = True, checked before allocate_slots
+    # (v1/core/sched/scheduler.py:732-744); 0.32 config/scheduler.py:190, the same default.
     assert not vllm_full_isl_admission("0.11.0")
     assert not vllm_full_isl_admission("0.15.1")
+    assert not vllm_full_isl_admission("0.16.0")
+    assert not vllm_full_isl_admission("0.17.1")
+    assert not vllm_full_isl_admission("0.18")  # 0.18 as users write it: 0.18.0's rules
+    assert not vllm_full_isl_admission("0.18.1")  # the last first-chunk release
+    assert vllm_full_isl_admission("0.19.0")  # the first whole-prompt release
+    assert vllm_full_isl_admission("0.19")
+    assert vllm_full_isl_admission("0.20.0")
     assert vllm_full_isl_admission("0.32.0")
     assert vllm_full_isl_admission(None)
 
@@ -46,3 +55,6 @@ def test_first_chunk_admission_thrashes_a_small_pool() -> None:
     assert simulate(new, reqs, num_blocks=450).metrics.preemptions == 0
     assert simulate(old, reqs, num_blocks=450).metrics.preemptions > 0
     assert _sim("0.32.0").scheduler.full_isl_admission
+    # The boundary as the simulator's set-up reads it (kvplan.analysis.simulate.run.setup).
+    assert not _sim("0.18.1").scheduler.full_isl_admission
+    assert _sim("0.19.0").scheduler.full_isl_admission
