@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
+from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.engine_args import EngineSettings, with_engine_args
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
-from kvplan.engines.vllm.admission import vllm_full_isl_admission
+from kvplan.engines.vllm.admission import vllm_admission, vllm_full_isl_admission
 from kvplan.sources.resolve import load_model
 
 
@@ -58,3 +62,36 @@ def test_first_chunk_admission_thrashes_a_small_pool() -> None:
     # The boundary as the simulator's set-up reads it (kvplan.analysis.simulate.run.setup).
     assert not _sim("0.18.1").scheduler.full_isl_admission
     assert _sim("0.19.0").scheduler.full_isl_admission
+
+
+def _inputs(version: str | None, *flags: str):  # type: ignore[no-untyped-def]
+    """The estimate inputs `kvplan simulate --engine-arg FLAG` gives at vLLM `version`."""
+    spec = load_model("llama-3-8b")[0]
+    settings = with_engine_args(EngineSettings(), Engine.vllm, flags, version)
+    return estimate_inputs(spec, context=8192, gpu="A100-80GB", tp=1, engine=Engine.vllm,
+                           engine_version=version, **settings.estimate_options())
+
+
+def test_reserve_full_isl_flag_overrides_the_release_default() -> None:
+    # vLLM's --[no-]scheduler-reserve-full-isl (0.19.0 engine/arg_utils.py:1250-1253, a bool
+    # field: BooleanOptionalAction) sets SchedulerConfig.scheduler_reserve_full_isl.
+    assert vllm_admission(_inputs("0.19.0").capacity)
+    assert not vllm_admission(_inputs("0.19.0", "--no-scheduler-reserve-full-isl").capacity)
+    assert vllm_admission(_inputs(None, "--scheduler-reserve-full-isl").capacity)
+    assert not vllm_admission(_inputs("0.32.0", "--no-scheduler-reserve-full-isl").capacity)
+    assert not vllm_admission(_inputs("0.18.1").capacity)
+    # The set-up reads it: the small pool of the test above thrashes again on 0.32 with it off.
+    spec = load_model("llama-3-8b")[0]
+    off = setup(spec, _inputs("0.32.0", "--no-scheduler-reserve-full-isl"))[0]
+    assert not off.scheduler.full_isl_admission
+    reqs = [RequestSpec(arrival_s=0.0, prompt_len=3000, output_len=50) for _ in range(3)]
+    assert simulate(off, reqs, num_blocks=450).metrics.preemptions > 0
+
+
+def test_reserve_full_isl_flag_is_refused_before_0_19() -> None:
+    # 0.18.1 has no scheduler_reserve_full_isl (config/scheduler.py, engine/arg_utils.py).
+    for flag in ("--scheduler-reserve-full-isl", "--no-scheduler-reserve-full-isl"):
+        with pytest.raises(InputError, match="0.18.1 has no --"):
+            with_engine_args(EngineSettings(), Engine.vllm, [flag], "0.18.1")
+    with pytest.raises(InputError, match="expects no value"):
+        with_engine_args(EngineSettings(), Engine.vllm, ["--scheduler-reserve-full-isl=1"])

@@ -28,7 +28,13 @@ vllm/v1/core/kv_cache_manager.py).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvplan._util.versions import version_key
+from kvplan.engines.vllm.options import vllm_options
+
+if TYPE_CHECKING:
+    from kvplan.engines.base import PlanInputs
 
 # The last release that admits on the first chunk (0.18.1); 0.19.0 added
 # scheduler_reserve_full_isl, default True (module docstring).
@@ -39,3 +45,11 @@ def vllm_full_isl_admission(version: str | None) -> bool:
     """Whether vLLM `version` (None: the newest) admits a waiting request only when its whole
     prompt fits in the free blocks by default (module docstring); False: on its first chunk."""
     return version is None or version_key(version) > version_key(FIRST_CHUNK_ADMISSION_UNTIL)
+
+
+def vllm_admission(inputs: PlanInputs) -> bool:
+    """Whether the vLLM engine `inputs` describe admits on the whole prompt: --[no-]scheduler-
+    reserve-full-isl where given (`--engine-arg`, kvplan.engines.vllm.engine_args: from 0.19.0
+    only), else its release's default (vllm_full_isl_admission)."""
+    asked = vllm_options(inputs).reserve_full_isl
+    return vllm_full_isl_admission(inputs.engine_version) if asked is None else asked
