@@ -10,10 +10,12 @@ vllm/v1/core/kv_cache_manager.py).
   471-483, v1/core/kv_cache_manager.py:260-266; 0.16.0 v1/core/sched/scheduler.py:713-722;
   0.18.1 v1/core/sched/scheduler.py:722-731, v1/core/kv_cache_manager.py:322-326. No release
   0.16.0-0.18.1 has a full-prompt gate, option or env var (no scheduler_reserve_full_isl,
-  full_sequence_must_fit nor can_fit_full_sequence in those four files). A long prompt admitted
+  full_sequence_must_fit nor can_fit_full_sequence anywhere in the vllm/ tree of
+  0.16.0, 0.17.0, 0.17.1, 0.18.0, 0.18.1; envs.py has no such variable). A long prompt admitted
   beside running requests can then run the pool dry mid-prefill, and the scheduler preempts
   the last running request (recompute): vLLM PR #37307 ("[Core] add option to schedule
-  requests based on full ISL", merged 2026-03-17, after 0.18.0's branch) describes it.
+  requests based on full ISL", merged 2026-03-17, in no release before 0.19.0) describes it;
+  its description offers the gate by env var, but 0.19.0 ships it as a config field, on.
 - From 0.19.0, the whole prompt, by default: SchedulerConfig.scheduler_reserve_full_isl = True
   (0.19.0 config/scheduler.py:139; 0.20.0-0.26.0 :140; 0.32.0 :190), a `vllm serve` flag
   --[no-]scheduler-reserve-full-isl (0.19.0 engine/arg_utils.py:1250-1253; 0.32.0 :1760-1763).
