@@ -341,14 +341,15 @@ def simulate_cmd(
                                     schedule_conservativeness=schedule_conservativeness,
                                     schedule_policy=schedule_policy)),
             engine, engine_arg or (), engine_version)
-        a2a = {k: v for k, v in settings.estimate_options().items() if k in ma.KEYS}
+        given = {k: v for k, v in settings.estimate_options().items()
+                 if k in (*ma.KEYS, "reserve_full_isl")}
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
             dp_attention=rank_dp_attention,
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=settings.max_num_batched_tokens,
-            max_num_seqs=settings.max_num_seqs, **a2a,
+            max_num_seqs=settings.max_num_seqs, **given,
             engine_version=engine_version, prefix_caching=settings.prefix_caching,
             platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,

@@ -23,8 +23,8 @@ from kvplan.engines.engine_args import OPTION, EngineArg
 @dataclass(frozen=True, kw_only=True)
 class EngineSettings:
     """What the engine flags can set: the estimate inputs (`max_num_seqs`,
-    `max_num_batched_tokens`, `prefix_caching`, SGLang's MoE all-to-all settings; None: the
-    engine's default) and the
+    `max_num_batched_tokens`, `prefix_caching`, SGLang's MoE all-to-all settings, vLLM's
+    `reserve_full_isl`; None: the engine's default) and the
     simulator's set-up (kvplan.analysis.simulate.run.setup's `async_scheduling`, `sglang`,
     `trtllm`). Each field has the default of the kvplan option of the same name."""
 
@@ -32,6 +32,9 @@ class EngineSettings:
     max_num_batched_tokens: int | None = None
     prefix_caching: bool | None = None
     async_scheduling: bool | None = None
+    # vLLM's --[no-]scheduler-reserve-full-isl (VllmOptions.reserve_full_isl), an estimate
+    # input; None: the release's admission (kvplan.engines.vllm.admission).
+    reserve_full_isl: bool | None = None
     # SGLang's MoE all-to-all (kvplan.engines.sglang.deepep): estimate inputs, None: unset.
     moe_a2a_backend: str | None = None
     deepep_mode: str | None = None
@@ -49,7 +52,8 @@ class EngineSettings:
                  "prefix_caching": self.prefix_caching,
                  "moe_a2a_backend": self.moe_a2a_backend, "deepep_mode": self.deepep_mode,
                  "moe_dense_tp_size": self.moe_dense_tp_size,
-                 "enable_dp_lm_head": self.enable_dp_lm_head}
+                 "enable_dp_lm_head": self.enable_dp_lm_head,
+                 "reserve_full_isl": self.reserve_full_isl}
         return {k: v for k, v in given.items() if v is not None}
 
     def applied_dicts(self) -> list[dict[str, Any]]:

@@ -47,7 +47,7 @@ from kvplan.engines.base import Scheduler
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
-from kvplan.engines.vllm.admission import vllm_full_isl_admission
+from kvplan.engines.vllm.admission import vllm_admission
 from kvplan.engines.vllm.alloc import (
     VllmKVConfig,
     vllm_async_scheduling_default,
@@ -332,7 +332,7 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
     sched = SchedulerConfig(max_num_seqs=max_num_seqs, max_model_len=cap.context,
                             max_num_batched_tokens=cap.max_num_batched_tokens, api_server=server,
                             async_scheduling=async_scheduling, tokenizer_batching=batching,
-                            full_isl_admission=vllm_full_isl_admission(cap.engine_version))
+                            full_isl_admission=vllm_admission(cap))
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
                     dp=dp), notes
 

@@ -12,7 +12,7 @@ speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_t
 2. Only if nothing was preempted, waiting requests are admitted in order while budget is left
    and fewer than max_num_seqs run: a prefix-cache lookup (first admission and after a
    preemption alike), the whole-sequence fit check (SchedulerConfig.full_isl_admission; vLLM
-   to 0.15.1 checks the first chunk only: kvplan.engines.vllm.admission), its first chunk; the
+   to 0.18.1 checks the first chunk only: kvplan.engines.vllm.admission), its first chunk; the
    first that does not fit stops admission (FCFS).
 3. After the step (its time: kvplan.perf.mixed_step) each scheduled request advances by its tokens;
    at its length it samples a token (the first: TTFT); at its last it finishes, freeing its blocks.

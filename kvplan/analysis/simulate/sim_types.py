@@ -104,7 +104,7 @@ class SchedulerConfig:
     api_output: ApiOutputCost | None = None
     # Admission of a waiting request: only when its whole prompt fits in the free blocks (vLLM
     # from its scheduler_reserve_full_isl; the other engines' schedulers) or, False, when its
-    # first chunk does (vLLM to 0.15.1: kvplan.engines.vllm.admission).
+    # first chunk does (vLLM to 0.18.1: kvplan.engines.vllm.admission).
     full_isl_admission: bool = True
 
 

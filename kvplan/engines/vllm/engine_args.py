@@ -28,4 +28,13 @@ FLAGS = EngineFlags("vLLM", (
     EngineFlag(flag="--no-enable-prefix-caching", kind=Kind.switch, value=False,
                sets="prefix_caching", kvplan_option="--no-enable-prefix-caching",
                source=f"{_EA}:580 (0.32.0)", help="Prefix caching off."),
+    # SchedulerConfig.scheduler_reserve_full_isl (0.19.0 config/scheduler.py:139, default
+    # True; 0.32.0 :190), a bool field, so --X / --no-X (0.32.0 arg_utils.py:378-380); none
+    # before 0.19.0 (kvplan.engines.vllm.admission).
+    EngineFlag(flag="--scheduler-reserve-full-isl", kind=Kind.switch, value=True,
+               sets="reserve_full_isl", source=f"{_EA}:698 (0.32.0)", since="0.19.0",
+               help="Admit a waiting request only when its whole prompt fits (the default)."),
+    EngineFlag(flag="--no-scheduler-reserve-full-isl", kind=Kind.switch, value=False,
+               sets="reserve_full_isl", source=f"{_EA}:698 (0.32.0)", since="0.19.0",
+               help="Admit a waiting request when its first chunk fits, as 0.18 did."),
 ))

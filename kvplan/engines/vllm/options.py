@@ -31,6 +31,9 @@ class VllmOptions(EngineOptions):
     # VLLM_MXFP4_USE_MARLIN=1 or --moe-backend picks it; None: that release's on that GPU
     # (kvplan.engines.vllm.mxfp4_backend).
     mxfp4_backend: str | None = None
+    # --[no-]scheduler-reserve-full-isl (from 0.19.0): admit a waiting request only when its
+    # whole prompt fits; None: that release's default (kvplan.engines.vllm.admission).
+    reserve_full_isl: bool | None = None
 
 
 OPTIONS = VllmOptions
