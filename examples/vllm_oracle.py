@@ -113,6 +113,18 @@ SWEEP59_TEXT = [
     "prospective. Of the other four refusals, three files vLLM 0.32 does not load at all "
     "(two tpu-inference copies with string booleans, ktransformers' flat Llama-4-Scout) and a "
     "GLM-5-FP8 copy whose sparse MLA the CPU build does not run.",
+    "",
+    "## Blind batch 19, task sizefix61 (first evaluation)",
+    "",
+    "Twelve files frozen before kvplan or vLLM ran on them (examples/blind-configs.md, batch "
+    "19). The ten kvplan answered at the first evaluation all agreed exactly and are cases here "
+    "since: inclusionAI/Ling's MindIE configs (ling-lite-mindie-base / -chat and Ling-plus "
+    "base / chat in two revisions, 88 layers with 56 / 8 or 42 / 6 heads), "
+    "cwm-shaped-llama-dinoml, codellama-7b-hf-dinoml, qwen3-tiny-random-optimum-intel and "
+    "llama-4-maverick-aic-rev2b94696 (only image_processor_config differs from rev64c5ddb). "
+    "The two refusals, dinoml's Emu3-Chat-hf / Emu3-Gen-hf snapshots "
+    "(Emu3ForConditionalGeneration, unchecked), the CPU build did not start on (no image "
+    "processor files in a config-only folder). No rule was written after the runs.",
 ]
 
 

@@ -458,7 +458,21 @@ def main(table: list[Row] | None = None) -> str:
              "--gpu) whose --gpu answer was wrong: kvplan sized the copy without index_* fields as "
              "plain MLA (89,856 B/token on an H100) where vLLM builds the indexer from "
              "GlmMoeDsaConfig's defaults (100,152, as the whole file); the class defaults are "
-             "read since. Those three rows shaped their rules and are marked.",
+             "read since. Those three rows shaped their rules and are marked. "
+             "Batch 19 (commit 6567590, task sizefix61) was frozen the same way. The "
+             "registered 2026 architectures no case covers (BailingMoeV2, Sarvam MoE / MLA, "
+             "ExaoneMoe, Step3Text, Rnj1, Cohere2Moe, GraniteMoeShared, ...) have no whole config "
+             "in the stores (test fixtures with shrunk dicts only), so it took what repositories "
+             "no batch had scanned held and blobs earlier batches left: inclusionAI/Ling's six "
+             "MindIE configs (Ling-lite base / chat, Ling-plus base / chat in two revisions, "
+             "88 layers with 56 / 8 or 42 / 6 heads), dinoml's Emu3-Chat-hf and Emu3-Gen-hf "
+             "snapshots, a CWM-shaped Llama snapshot, CodeLlama-7b-hf and a tiny-random Qwen3, "
+             "and one more aiconfigurator Maverick revision (only image_processor_config differs "
+             "from batch 18's). First evaluation, kept: 10 answered and all 10 equal on vLLM's "
+             "CPU build, no wrong answer with exit 0, 2 refusals (the Emu3 snapshots: "
+             "Emu3ForConditionalGeneration is refused as unchecked; vLLM's CPU build did not "
+             "start on a config-only folder, so whether the refusal was needed is not shown). "
+             "No rule was written after its runs.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -46,7 +46,12 @@ PATTERNS = {
     "mamba_padding_percent": r"Padding mamba page size by ([\d.]+)%",
     "mamba_cache_mode": r"Mamba cache mode is set to '(\w+)'",
 }
-STUBS = Path(__file__).resolve().parents[3] / "shared" / "tools" / "vllm-oracle-stubs"
+# The stub folder beside the oracle script (../shared/tools from the main checkout); the nearest
+# parent holding one, so that a worktree under /work/wt/<name> finds it too (blind batch 19's
+# first Llama-4 run stopped importing torchvision without it).
+STUBS = next((p / "shared" / "tools" / "vllm-oracle-stubs" for p in Path(__file__).resolve().parents
+              if (p / "shared" / "tools" / "vllm-oracle-stubs").is_dir()),
+             Path(__file__).resolve().parents[3] / "shared" / "tools" / "vllm-oracle-stubs")
 # tests/oracle/import_fixes: the import fixes the recorded multimodal oracle runs use (Kimi-K2.5).
 FIXES = Path(__file__).resolve().parents[1] / "oracle" / "import_fixes"
 

@@ -44,7 +44,9 @@ LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
           # Blind batch 18 (sizefix60): Llama-4's chunked / NoPE pattern (every 4th layer global)
           # and Maverick's interleaved MoE need whole periods: 8 layers, as its earlier copies.
           "llama-4-maverick-aic-64c5ddb": 8, "llama-4-scout-aic-54cb8c6": 8,
-          "llama-4-scout-ktransformers-flat": 8, "llama-4-maverick-fp8-ktransformers": 8}
+          "llama-4-scout-ktransformers-flat": 8, "llama-4-maverick-fp8-ktransformers": 8,
+          # Blind batch 19 (sizefix61): one more aiconfigurator Maverick revision, as the others.
+          "llama-4-maverick-aic-2b94696": 8}
 # Overrides applied after the generic pass (KV sharing needs whole groups at the end).
 OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
@@ -76,6 +78,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # the defaults): 4 layers and a small MLP stated, the heads and hidden size left to them.
     "llava-next-video-7b-hf": {"vision_config": {"num_hidden_layers": 2},
                                "text_config": {"num_hidden_layers": 4, "intermediate_size": 512}},
+    # Blind batch 19: dinoml's Emu3-Chat snapshot states no text model size (Emu3TextConfig's
+    # 32 layers, 14336 MLP and 184,622 vocabulary are the defaults): stated small, as above.
+    "emu3-chat-hf-dinoml-snapshot": {"text_config": {"num_hidden_layers": 4,
+                                                     "intermediate_size": 512,
+                                                     "vocab_size": 4096}},
     **{cid: {"encoder_config": {"num_layers": 2}}
        for cid in ("granite-speech-3.3-8b", "granite-speech-3.3-2b")},
     # Its encoder concatenates layer 3's states (cat_hidden_layers [3]): 4 blocks kept.

@@ -26,7 +26,12 @@ _ALIASES = {"exaone": {"num_layers": "num_hidden_layers"},
 # (MiniCPMConfig: tie_word_embeddings=True; models/minicpm.py reads config.tie_word_embeddings).
 # PanguEmbeddedConfig (configuration_openpangu_dense.py): bias=True (models/openpangu.py:853-858
 # reads it for the q/k/v and o_proj biases).
-_DEFAULTS = {"minicpm": {"tie_word_embeddings": True}, "PanguEmbedded": {"bias": True}}
+# BailingMoeConfig (inclusionAI/Ling ceb3476 models/configuration_bailing_moe.py:36-37):
+# num_experts=16, num_shared_experts=0; Ling-plus's MindIE configs name them n_routed_experts /
+# n_shared_experts, which the class keeps as plain attributes, and vLLM 0.32
+# models/bailing_moe.py:229-234 reads num_experts / num_shared_experts (blind batch 19).
+_DEFAULTS = {"minicpm": {"tie_word_embeddings": True}, "PanguEmbedded": {"bias": True},
+             "bailing_moe": {"num_experts": 16, "num_shared_experts": 0}}
 # Standard fields a remote class never defines, left unset when config.json leaves them out
 # (Phi3VConfig has no head_dim: transformers' longrope validation takes hidden / heads only when
 # the attribute is absent, not when it is None).
