@@ -20,9 +20,10 @@ of the section is computed by the replay, so the page follows later rule changes
 record stays. No run shares a fitted row's configuration (model config, GPU, TP, engine: the
 cost bench's fitted rows; tests/test_prospective61.py) and none shaped a cost-model rule; the 21
 SGLang runs shaped sgllong61's warm-server replay (WARM_SERVER_SHAPED: each replayed after its
-server's shorter runs, tests.benches.scicom_server), the 10 vLLM runs are held out; each shares its model, GPU, layout, engine and release with runs earlier sets
-evaluated (prospective56's SGLang 1,024-token rows, prospective58's MiniMax-M2.5 rows, whose
-four concurrency-1 rows shaped lonepf60's opt-in prompt-host stage): the section says so.
+server's shorter runs, tests.benches.scicom_server), the 10 vLLM runs are held out; each
+shares its model, GPU, layout, engine and release with runs earlier sets evaluated
+(prospective56's SGLang 1,024-token rows, prospective58's MiniMax-M2.5 rows, whose four
+concurrency-1 rows shaped lonepf60's opt-in prompt-host stage): the section says so.
 
 Run: python -m tests.benches.prospective61_runs (the section of examples/simulate-bench.md).
 """
