@@ -102,7 +102,14 @@ def test_the_replay_is_a_closed_loop_at_the_runs_concurrency(monkeypatch) -> Non
         seen.append(kwargs["concurrency"])
         raise KvplanError("stopped here")
 
+    def stop_warm(sim, earlier, requests, **kwargs):  # type: ignore[no-untyped-def]
+        # A Scicom SGLang length run is replayed after its server's earlier runs
+        # (tests.benches.scicom_server): the 4,096 and 2,048 runs and the warm-ups before it.
+        assert [len(b) for b in earlier] == [1, 100, 1, 100, 1, 100, 1]
+        return stop(sim, requests, **kwargs)
+
     monkeypatch.setattr(prospective_runs, "simulate", stop)
+    monkeypatch.setattr(prospective_runs, "simulate_after", stop_warm)
     for rid in ("scicom SGLang gpt-oss-120b H200 TP8 random 8192/128 conc 100",
                 "Wentao274 vLLM MiniMax-M2.5 H100 TP8 EP8 test_05 128/128 chat conc 128 "
                 "(1000 prompts)"):
@@ -127,7 +134,8 @@ def test_every_run_is_in_one_group() -> None:
 def test_no_run_shares_a_fitted_rows_configuration_or_shaped_a_rule() -> None:
     # The cost bench's fitted rows by model config, GPU, TP and engine (the only TP 8 one is
     # DeepSeek-V3 / R1 SGLang on 8 x H200): none is this set's; and no SHAPED_BY entry names a
-    # run of it. So all 31 are held out.
+    # run of it (no cost-model rule was written after them). Its 21 SGLang runs shaped
+    # sgllong61's warm-server replay (prospective61_runs.WARM_SERVER_SHAPED), a harness rule.
     fitted = {r for f in FITTED.values() for r in f.fitted_on}
     engines = {"SGLang": "sglang", "TensorRT-LLM": "trtllm", "vLLM": "vllm"}
     keys = {(c.model, get_gpu(c.gpu).name, c.layout.tp,
@@ -137,3 +145,5 @@ def test_no_run_shares_a_fitted_rows_configuration_or_shaped_a_rule() -> None:
                 if (Path(run["model"]).stem, get_gpu(run["gpu"]).name, run["tp"],
                     run.get("engine", "vllm")) in keys}
     assert not {r for entry in SHAPED_BY for r in entry.rows} & set(_runs())
+    assert set(prospective61_runs.WARM_SERVER_SHAPED.rows) == {
+        rid for rid, run in _runs().items() if run.get("engine") == "sglang"}

@@ -18,10 +18,12 @@ simulated; the set was replayed once on that commit with no rule, constant or ha
 FIRST_EVALUATION and FIRST_ROWS are that evaluation, typed in as the record; every other figure
 of the section is computed by the replay, so the page follows later rule changes while the
 record stays. No run shares a fitted row's configuration (model config, GPU, TP, engine: the
-cost bench's fitted rows; tests/test_prospective61.py) and none shaped a rule, so all 31 are
-held out; each shares its model, GPU, layout, engine and release with runs earlier sets
-evaluated (prospective56's SGLang 1,024-token rows, prospective58's MiniMax-M2.5 rows, whose
-four concurrency-1 rows shaped lonepf60's opt-in prompt-host stage): the section says so.
+cost bench's fitted rows; tests/test_prospective61.py) and none shaped a cost-model rule; the 21
+SGLang runs shaped sgllong61's warm-server replay (WARM_SERVER_SHAPED: each replayed after its
+server's shorter runs, tests.benches.scicom_server), the 10 vLLM runs are held out; each
+shares its model, GPU, layout, engine and release with runs earlier sets evaluated
+(prospective56's SGLang 1,024-token rows, prospective58's MiniMax-M2.5 rows, whose four
+concurrency-1 rows shaped lonepf60's opt-in prompt-host stage): the section says so.
 
 Run: python -m tests.benches.prospective61_runs (the section of examples/simulate-bench.md).
 """
@@ -32,6 +34,7 @@ import statistics
 from pathlib import Path
 
 from tests.benches import prospective56_runs
+from tests.benches.fitted_rows import Shaped
 from tests.benches.prospective_runs import (
     PAIRS,
     PAIRS52,
@@ -94,6 +97,19 @@ FIRST_ROWS: dict[str, tuple[float, float] | None] = {
            (("4096/2048", 64), (-0.603, 0.141)), (("4096/2048", 128), (0.115, 0.137)),
            (("8192/1024", 64), (-0.617, -0.034)), (("8192/1024", 128), (-0.076, -0.041)))},
 }
+
+# sgllong61's replay of Scicom's SGLang length runs on a warm server (commit cd3399b6,
+# tests.benches.scicom_server: each run after its server's shorter runs and bench_serving's
+# warm-up, the radix cache kept), written after these 21 runs' first evaluation (the dense H100
+# rows 1.7-2.4x slow on E2E) had been read: they shaped it, no blind test of it. A harness rule
+# (what the server had served), not a cost-model one: apart from SHAPED_BY.
+WARM_SERVER_SHAPED = Shaped(
+    commit="cd3399b6",
+    rule="Scicom's SGLang length runs replayed after their server's shorter runs and "
+         "bench_serving's warm-up (one server per configuration, benchmaq/sglang/bench.py; "
+         "flush_cache=False; seed 1: request i the same ShareGPT prompt at every length), "
+         "written after these rows' TTFT / TPOT came out +38 to +246 % cold",
+    rows=tuple(rid for rid in FIRST_ROWS if " SGLang " in rid))
 
 # The set's groups (a model, GPU and layout under one engine release): their run ids' first
 # words.
@@ -180,13 +196,18 @@ def print_section() -> None:
           "(tests/benches/prospective61_runs.py replays them with prospective30's machinery: "
           "a closed loop at the run's concurrency; the SGLang runs at bench_serving's seed-1 "
           "lengths, the vLLM runs at the requested lengths plus the chat template's 39 "
-          "tokens). Errors are predicted / measured - 1; the medians are of their absolute "
+          "tokens; each SGLang run after what its server served before it, the shorter "
+          "length runs and bench_serving's warm-up, its radix cache kept: tests/benches/"
+          "scicom_server.py, sgllong61, commit cd3399b6, written after the first evaluation "
+          "was read). Errors are predicted / measured - 1; the medians are of their absolute "
           "values, this set alone, over the runs kvplan simulated "
           f"({len(part) - len(refused)} of {len(part)}; "
           + (f"{len(refused)} refused, each with its reason in the tables" if refused
              else "none refused") + "). The issue's target: TTFT <= 15 %, TPOT / ITL <= 10 %. "
-          "No constant was fitted on any of these runs, none shaped a rule and none shares a "
-          "fitted row's configuration: all are held out. But none is of a new publisher or "
+          "No constant was fitted on any of these runs and none shares a fitted row's "
+          "configuration; the 21 SGLang runs shaped the warm-server replay (WARM_SERVER_SHAPED: "
+          "their figures since are no blind test of it), the 10 vLLM runs are held out. None "
+          "is of a new publisher or "
           "a new server: each shares its model, GPU, layout, engine and release with runs "
           "prospective56 (Scicom's SGLang 1,024-token rows, which shaped no rule) or "
           "prospective58 (Wentao274's MiniMax-M2.5 rows, whose four concurrency-1 rows shaped "

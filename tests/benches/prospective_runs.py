@@ -35,12 +35,15 @@ from pathlib import Path
 from kvplan import load_spec
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.metrics import SimMetrics
 from kvplan.analysis.simulate.range_ratio import BoundedBelow
-from kvplan.analysis.simulate.run import setup, simulate
+from kvplan.analysis.simulate.run import SimSetup, setup, simulate
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
+from kvplan.analysis.simulate.warm_start import simulate_after
 from kvplan.analysis.simulate.workload import RequestSpec, arrival_gaps
 from kvplan.engines.base import Engine
 from kvplan.engines.vllm.frontend import VLLM_API_SERVER_S_PER_REQUEST_FIT
+from tests.benches import scicom_server
 
 # The rows the --frontend stage's constants were fitted on (tests/benches/frontend_fit.py).
 FRONTEND_FIT_ROWS = VLLM_API_SERVER_S_PER_REQUEST_FIT.fitted_on
@@ -275,8 +278,7 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
         for frontend in (False, True) if engine is Engine.vllm else (False,):
             sim, _ = setup(spec, inputs, frontend=frontend,
                            async_scheduling=run.get("async_scheduling"), trtllm=trtllm)
-            m = simulate(sim, requests(run),
-                         concurrency=run["workload"].get("max_concurrency")).metrics
+            m = _served(sim, run)
             figures.append({f"{metric}.{stat}": getattr(m, metric)[stat]
                             for _, metric, stat in (*PAIRS, MEDIAN_TPOT, *E2E)})
             if not frontend:
@@ -288,6 +290,20 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
     return Result(run_id=run["id"], source=run["source"], measured=run["measured"],
                   simulated=figures[0], served=figures[1] if len(figures) > 1 else {},
                   preemptions=preemptions, prefix_hit_rate=hit or 0.0)
+
+
+def _served(sim: SimSetup, run: dict) -> SimMetrics:  # type: ignore[type-arg]
+    """The run's figures: on a fresh engine, or for one of Scicom's SGLang length runs after
+    what its server served before it (tests.benches.scicom_server: the same server's earlier
+    runs and bench_serving's warm-up, its radix cache kept)."""
+    concurrency = run["workload"].get("max_concurrency")
+    if not scicom_server.served_on_shared_server(run):
+        return simulate(sim, requests(run), concurrency=concurrency).metrics
+    w = run["workload"]
+    by_length = {n: requests({**run, "workload": {**w, "input_len": n}})
+                 for n in scicom_server.SERVER_LENGTHS}
+    earlier, mine = scicom_server.server_batches(by_length, w["input_len"])
+    return simulate_after(sim, earlier, mine, concurrency=concurrency)
 
 
 @functools.cache

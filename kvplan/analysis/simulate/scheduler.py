@@ -438,10 +438,12 @@ class Simulator:
         self._record(start, seconds, sum(n for _, n in scheduled) + size)
         return done
 
-    def run(self, specs: Iterable[RequestSpec], *, concurrency: int | None = None) -> SimState:
+    def run(self, specs: Iterable[RequestSpec], *, concurrency: int | None = None,
+            first_id: int = 0) -> SimState:
         """Serve `specs` (in arrival order); `concurrency`: at most this many requests in
         flight, the next sent when one finishes (a closed loop, `vllm bench serve
-        --max-concurrency`)."""
+        --max-concurrency`). `first_id`: the first request's id (a later call on an engine that
+        served earlier requests numbers on: kvplan.analysis.simulate.warm_start)."""
         st = self.state
         source: Iterator[RequestSpec] = iter(specs)
         upcoming: deque[tuple[float, RequestSpec]] = deque()
@@ -457,7 +459,7 @@ class Simulator:
         unseen: deque[tuple[float, int]] = deque()
         freed: deque[float] = deque()
         in_flight = 0
-        next_id = 0
+        next_id = first_id
         last_arrival = 0.0
         exhausted = False
 
