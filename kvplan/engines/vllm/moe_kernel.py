@@ -131,9 +131,14 @@ VLLM_MARLIN_MXFP4_MOE = FusedMoeKernel(
     block_rows=64,
     load_block_rows=(8, 16, 32, 48, 64),
     load_below=0.9,
+    # Its MMAs are Ampere's mma.sync.aligned.m16n8k16 (fp16 / bf16 inputs, fp32 accumulate):
+    # vllm 0.11.0 csrc/moe/marlin_moe_wna16/marlin_template.h:89-141 (`mma`, `mma_trans`), the
+    # directory issuing no wgmma (grep); on Hopper they run at the card's mma.sync rate.
+    mma_sync=True,
     source="vllm 0.11.0 model_executor/layers/fused_moe/fused_marlin_moe.py:99-204; "
            "quantization/mxfp4.py:59-102 (get_mxfp4_backend), :785-799; "
-           "csrc/moe/marlin_moe_wna16/marlin_template.h (block_num_valid_tokens)",
+           "csrc/moe/marlin_moe_wna16/marlin_template.h (block_num_valid_tokens; mma.sync "
+           "89-141)",
 )
 
 # FlashInfer's CUTLASS MoE (module docstring): 16-bit experts, and block FP8 (its block-scale
