@@ -30,7 +30,10 @@ usually print the 2:4-sparsity figure in the same row ("1,979 TFLOPS*"); that nu
 here. GeForce cards run bf16 and fp8 matmuls at the "FP32 accumulate" rate of their whitepaper,
 half the "FP16 accumulate" headline. Bandwidth is decimal (TB/s = 10**12 B/s). FP4 is read for
 the data-centre Blackwell parts (B200, B300, GB200, GB300) and GB10 only; on the RTX Blackwell
-cards it is not read, so an NVFP4 GEMM there is priced as weight-only (bf16 math).
+cards it is not read, so an NVFP4 GEMM there is priced as weight-only (bf16 math). Hopper
+presets also carry the rate of Ampere's warp-level ``mma.sync`` (``mma_sync_bf16_dense``, about
+2/3 of the bf16 peak, which only ``wgmma`` reaches): a kernel that issues only mma.sync (Marlin)
+runs at it (`GPU.peak_flops`).
 
 The figures live in ``gpus.json`` beside this module, each number with its source and each preset
 with notes on how its figures were read; they are read once, on first use (`GPUS`, `get_gpu`),

@@ -9,6 +9,18 @@ Split: prospective31's gpt-oss rows are SHAPED (task gptoss61 read them and foun
 TPOT miss this task follows up); every other row is held out (nobody looked at them for this
 rule). Rows whose kernel is not Marlin are controls: the rule must not move them.
 
+Results (this bench on branch merge 6431be8b with the bench alone, "before", and at the frozen rule
+ed29e9f0, "after"; median absolute error of the runs kvplan simulates):
+
+- prospective31, SHAPED, 12 Marlin runs (4 refused both times: the pool): TTFT mean 64.4 % ->
+  52.8 %, TPOT mean 57.9 % -> 46.4 %, ITL mean 60.6 % -> 49.4 %; every run's TTFT and ITL
+  closer, TPOT 11 of 12 (gpt-oss-20b --async-scheduling 128/4: +0.8 % -> +36.3 %).
+- prospective57, held out, 10 Marlin runs (vLLM 0.11.0, H100 TP 2-8): TTFT 68.4 % -> 63.7 %,
+  TPOT 22.6 % -> 20.3 %, ITL 22.6 % -> 20.3 %; TTFT closer on 9 (TP2 1/250 unchanged), TPOT
+  and ITL on 8, worse on 1 (TP8 5000/250 conc 64: -1.4 % -> +5.1 %), 1 unchanged.
+- Controls (no Marlin: prospective56's 4 runs on 0.15.0, prospective57's H200 0.15.1 run):
+  unchanged to the printed digit.
+
 Run: python -m tests.benches.marlinhopper61_runs [--json PATH] (prints Markdown; with --json
 also writes each row's errors, so that two trees' outputs can be compared).
 """

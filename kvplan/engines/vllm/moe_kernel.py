@@ -52,7 +52,11 @@ then moe_align_block_size pads each expert's sorted rows to that block (:107-109
 (ops.moe_wna16_marlin_gemm, 16-bit activations, 4-bit weights dequantized in the kernel) writes
 intermediate_cache1 (M x topk, 2N: :114-135), swigluoai_and_mul writes intermediate_cache2
 (M x topk, N: :161-167), the w2 GEMM writes intermediate_cache3 (M x topk, K: :175-200) and
-torch.sum over the top-k reduces it (:204): the Triton kernel's traffic. The Marlin MoE kernel
+torch.sum over the top-k reduces it (:204): the Triton kernel's traffic. Its MMAs are Ampere's
+warp-level mma.sync.aligned.m16n8k16 (csrc/moe/marlin_moe_wna16/marlin_template.h:89-141; no
+wgmma in the directory), so on Hopper its GEMMs run at the card's mma.sync rate, about 2/3 of
+the wgmma peak (FusedMoeKernel.mma_sync, kvplan.hardware.gpus.GPU.peak_flops; task
+marlinhopper61). The Marlin MoE kernel
 (csrc/moe/marlin_moe_wna16/marlin_template.h, read in the code index, release not pinned) runs a
 thread block's MMAs over its whole 16 x thread_m_blocks-row A tile and masks rows past
 `block_num_valid_tokens` on load and store only: padded rows cost MMA work, as Triton's do. At a
