@@ -11,7 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-from kvplan.engines.moe_kernel import MXFP4_EXPERTS
+from kvplan._util.dtypes import GemmMath
+from kvplan.engines.moe_kernel import MXFP4_EXPERTS, FixedMoeKernels
 from kvplan.engines.vllm.moe_kernel import VLLM_MARLIN_MXFP4_MOE, VLLM_MOE_KERNELS
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import device_efficiency
@@ -93,3 +94,39 @@ def test_prefill_step_of_gpt_oss_120b_on_a100_by_hand() -> None:
     bw = 2.039e12 * 0.90
     extra = 36 * (141_557_760 / bw - 4e-6 + 58_982_400 / bw - 4e-6)
     assert new.by_op["small_kernels"] - old.by_op["small_kernels"] == pytest.approx(extra)
+
+
+def test_marlin_runs_at_hoppers_mma_sync_rate_by_hand() -> None:
+    # Marlin issues only Ampere's mma.sync (vllm 0.11.0 csrc/moe/marlin_moe_wna16/
+    # marlin_template.h:89-141), which reaches about 2/3 of Hopper's dense peak (gpus.json
+    # mma_sync_bf16_dense: H100 SXM 989.5 x 2/3 = 659.667 TFLOPS). The prefill step above on
+    # one H100 under vLLM 0.11.0 (Marlin: no triton_kernels in its wheel): 14.68 TFLOP x the
+    # padded rows' 1.46682 = 21.53 TFLOP at 659.667 x 0.70 = 461.8 TFLOPS: 46.6 ms,
+    # compute-bound (the ~61 GB of MXFP4 weights take ~20 ms at 3.35 TB/s x 0.90); at the
+    # wgmma peak it would be 989.5 x 0.70: 31.1 ms, 2/3 of it.
+    spec = load_model(CONFIG)[0]
+    gpu = get_gpu("H100-80GB")
+    assert gpu.peak_mma_sync_bf16_flops_per_s == 659_667 * 10**9
+    eff = engine_efficiency("vllm", device_efficiency(gpu), version="0.11.0")
+    assert eff.gemm == 0.70 and eff.moe_gemm is None and eff.moe_gemm_shape is None
+    kw = {"tokens": 2048, "context": 1, "requests": 1, "logits": 1}
+    st = step_time(spec, gpu, eff=eff, **kw)
+    flops = 36 * 2048 * 2 * 99_567_360 * 1.46682
+    assert st.by_op["experts"] == pytest.approx(flops / (659.667e12 * 0.70), rel=1e-3)
+    assert st.by_op["experts"] == pytest.approx(0.04664, rel=1e-3)
+    # The same kernel declared wgmma-capable runs at the full peak: 1.5x faster.
+    at_peak = step_time(spec, gpu, eff=replace(eff, moe_kernel=FixedMoeKernels(
+        ((MXFP4_EXPERTS, replace(VLLM_MARLIN_MXFP4_MOE, mma_sync=False)),))), **kw)
+    assert at_peak.by_op["experts"] == pytest.approx(flops / (989.5e12 * 0.70), rel=1e-3)
+    # 0.15.1 runs Triton's triton_kernels on Hopper, not Marlin: no mma.sync kernel priced.
+    assert VLLM_MOE_KERNELS.kernel(MXFP4_EXPERTS, version="0.15.1", gpu=gpu, ep=1,
+                                   dp_ranks=1) is None
+
+
+def test_marlin_on_ampere_and_ada_keeps_the_bf16_peak() -> None:
+    # mma.sync is Ampere's and Ada's native instruction: no lower rate there (gpus.json sets
+    # none), so the A100 test above is unchanged; H20 has no figure read (None).
+    for name in ("A100-80GB", "L40S", "RTX-4090", "H20"):
+        gpu = get_gpu(name)
+        assert gpu.peak_mma_sync_bf16_flops_per_s is None
+        assert gpu.peak_flops(GemmMath.bf16, mma_sync=True) == gpu.peak_bf16_flops_per_s

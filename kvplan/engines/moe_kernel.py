@@ -55,6 +55,7 @@ class FusedMoeKernel:
     act_quant_group: int | None = None
     load_block_rows: tuple[int, ...] = ()
     load_below: float = 0.0
+    mma_sync: bool = False
 
     @property
     def priced_under_tp_ep(self) -> bool:
@@ -104,6 +105,9 @@ class CutlassMoeKernel:
     # Under EP on TP ranks every rank holds every token and computes its own pairs only.
     priced_under_tp_ep: bool = True
     ep_all_pairs: bool = False
+    # Its first, untuned tactic on Hopper is a TMA warp-specialized (wgmma) tile (docstring);
+    # the tuner's Ampere tiles, mma.sync, are not priced apart.
+    mma_sync: bool = False
 
 
 MoeKernel = FusedMoeKernel | CutlassMoeKernel

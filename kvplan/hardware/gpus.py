@@ -30,7 +30,10 @@ usually print the 2:4-sparsity figure in the same row ("1,979 TFLOPS*"); that nu
 here. GeForce cards run bf16 and fp8 matmuls at the "FP32 accumulate" rate of their whitepaper,
 half the "FP16 accumulate" headline. Bandwidth is decimal (TB/s = 10**12 B/s). FP4 is read for
 the data-centre Blackwell parts (B200, B300, GB200, GB300) and GB10 only; on the RTX Blackwell
-cards it is not read, so an NVFP4 GEMM there is priced as weight-only (bf16 math).
+cards it is not read, so an NVFP4 GEMM there is priced as weight-only (bf16 math). Hopper
+presets also carry the rate of Ampere's warp-level ``mma.sync`` (``mma_sync_bf16_dense``, about
+2/3 of the bf16 peak, which only ``wgmma`` reaches): a kernel that issues only mma.sync (Marlin)
+runs at it (`GPU.peak_flops`).
 
 The figures live in ``gpus.json`` beside this module, each number with its source and each preset
 with notes on how its figures were read; they are read once, on first use (`GPUS`, `get_gpu`),
@@ -82,6 +85,12 @@ class GPU:
     peak_fp4_flops_per_s: int | None = None
     """Dense fp4 (NVFP4 / MXFP4 inputs) tensor-core peak; None where the card has none (before
     Blackwell) or where no figure was read (gpus.json: ``fp4_dense`` absent)."""
+    peak_mma_sync_bf16_flops_per_s: int | None = None
+    """Dense bf16 rate of Ampere's warp-level ``mma.sync`` tensor-core instruction where it is
+    below `peak_bf16_flops_per_s` (Hopper: about 2/3 of the peak, which only the warpgroup
+    ``wgmma`` reaches; gpus.json ``mma_sync_bf16_dense``, its source there); None: mma.sync
+    reaches the card's bf16 peak (Ampere, Ada: their native instruction) or no figure was read
+    (H20). A kernel that issues only mma.sync (kvplan.engines.moe_kernel: Marlin) runs at it."""
     is_a100: bool = False
     """vLLM treats A100 specially when choosing the default max_num_batched_tokens."""
     reported_total_kind: str = ""
@@ -114,13 +123,17 @@ class GPU:
             return GemmMath.fp8
         return GemmMath.bf16
 
-    def peak_flops(self, math: GemmMath) -> int:
-        """Dense tensor-core FLOP/s of a GEMM the checkpoint asks to run at `math` (`runs`)."""
+    def peak_flops(self, math: GemmMath, *, mma_sync: bool = False) -> int:
+        """Dense tensor-core FLOP/s of a GEMM the checkpoint asks to run at `math` (`runs`);
+        `mma_sync`: its kernel issues only Ampere's mma.sync, so a bf16 GEMM runs at
+        `peak_mma_sync_bf16_flops_per_s` where the card sets one."""
         ran = self.runs(math)
         if ran is GemmMath.fp4 and self.peak_fp4_flops_per_s:
             return self.peak_fp4_flops_per_s
         if ran is GemmMath.fp8 and self.peak_fp8_flops_per_s:
             return self.peak_fp8_flops_per_s
+        if mma_sync and self.peak_mma_sync_bf16_flops_per_s:
+            return self.peak_mma_sync_bf16_flops_per_s
         return self.peak_bf16_flops_per_s
 
     @property
@@ -138,6 +151,7 @@ _DECIMAL_UNITS = {"GB/s": GB, "TB/s": TB, "TFLOPS": 10**12}
 _NUMBERS = {"memory": "memory_bytes", "bandwidth": "hbm_bytes_per_s",
             "bf16_dense": "peak_bf16_flops_per_s", "fp8_dense": "peak_fp8_flops_per_s",
             "fp4_dense": "peak_fp4_flops_per_s",
+            "mma_sync_bf16_dense": "peak_mma_sync_bf16_flops_per_s",
             "reported_total": "reported_total_bytes", "smi_total": "smi_total_bytes"}
 _FLAGS = {"name", "notes", "full_name", "aliases", "datasheet", "platform", "is_a100",
           "unified_memory", "compute_capability"}
@@ -190,7 +204,8 @@ def _preset(entry: dict[str, Any]) -> tuple[GPU, dict[str, str]]:
         raise ValueError(f"{DATA_FILE.name}: {where}: unknown fields {sorted(unknown)}")
     numbers, sources = {}, {}
     for key, field_name in _NUMBERS.items():
-        if entry.get(key) is None and key in ("reported_total", "smi_total", "fp4_dense"):
+        if entry.get(key) is None and key in ("reported_total", "smi_total", "fp4_dense",
+                                                  "mma_sync_bf16_dense"):
             numbers[field_name], sources[field_name] = None, (  # none found / no fp4 read
                 NO_LOG if key == "reported_total" else "")
             continue

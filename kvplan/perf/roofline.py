@@ -224,14 +224,14 @@ class _Step:
 
     def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
            attention: bool = False, kernels: int = 1, least_s: float | None = None,
-           rows: int = 0, expert_rows: float = 0.0) -> None:
+           rows: int = 0, expert_rows: float = 0.0, mma_sync: bool = False) -> None:
         """`math`: the type the checkpoint asks its GEMMs to run at (the device's answer:
-        GPU.runs). `least_s`: the operation's measured least time, in place of its kernels'
-        floors. `rows`: a weight GEMM's M, for `Efficiency.gemm_shape` (0: not one).
-        `expert_rows`: the routed experts' grouped GEMMs, with that many rows per expert
-        (Efficiency.experts_fraction; 0: not them)."""
+        GPU.runs; `mma_sync`: a kernel of Ampere's mma.sync only, GPU.peak_flops). `least_s`:
+        the measured least time, in place of its kernels' floors. `rows`: a weight GEMM's M,
+        for `Efficiency.gemm_shape` (0: not one). `expert_rows`: the routed experts' grouped
+        GEMMs, with that many rows per expert (Efficiency.experts_fraction; 0: not them)."""
         ran = self.gpu.runs(math)
-        peak = self.gpu.peak_flops(math)
+        peak = self.gpu.peak_flops(math, mma_sync=mma_sync)
         frac = self.eff.attention if attention else self.eff.gemm
         if attention and ran is GemmMath.fp8 and self.eff.fp8_attention is not None:
             frac = self.eff.fp8_attention
@@ -514,11 +514,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             shared_flops = moe_tokens * 2 * lp.mlp / expert_ranks if folded else 0.0
             shared_bytes = lp.mlp * bpp_mlp["dense_mlp"] if folded else 0.0
             # The engine's fused MoE, as its release runs it for the experts' format on this GPU
-            # (kvplan.perf.moe_kernel: 16-bit, and block FP8 with its quantize kernels), on TP
-            # ranks or TP-attention EP (priced_kernel: vLLM's Triton walks every pair): its
-            # GEMMs compute padded rows and move the activations; the gated activation and the
-            # top-k sum, counted at a floor each (MLP_KERNELS and MOE_EXTRA_KERNELS), take their
-            # bytes' time where it is longer.
+            # (kvplan.perf.moe_kernel), on TP ranks or TP-attention EP (priced_kernel): its
+            # GEMMs compute padded rows (Marlin's at the mma.sync rate) and move the
+            # activations; its gated activation and top-k sum, counted at a floor each
+            # (MLP_KERNELS, MOE_EXTRA_KERNELS), take their bytes' time where it is longer.
             moe_kernel = priced_kernel(eff.moe_kernel, fmt=expert_fmt.get(i),
                                        version=eff.engine_version, gpu=gpu, ep=layout.ep,
                                        dp_ranks=layout.dp_ranks)
@@ -532,7 +531,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  flops=moe_tokens * 2 * lp.routed_active / expert_ranks * pad + shared_flops,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
                  + shared_bytes + extra, math=math_exp["experts"], kernels=2,
-                 least_s=eff.moe_floor_s, expert_rows=moe_tokens * k / n)
+                 least_s=eff.moe_floor_s, expert_rows=moe_tokens * k / n,
+                 mma_sync=moe_kernel is not None and moe_kernel.mma_sync)
             # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
             # current stream while the router and the routed experts run on alt_stream

@@ -52,7 +52,11 @@ then moe_align_block_size pads each expert's sorted rows to that block (:107-109
 (ops.moe_wna16_marlin_gemm, 16-bit activations, 4-bit weights dequantized in the kernel) writes
 intermediate_cache1 (M x topk, 2N: :114-135), swigluoai_and_mul writes intermediate_cache2
 (M x topk, N: :161-167), the w2 GEMM writes intermediate_cache3 (M x topk, K: :175-200) and
-torch.sum over the top-k reduces it (:204): the Triton kernel's traffic. The Marlin MoE kernel
+torch.sum over the top-k reduces it (:204): the Triton kernel's traffic. Its MMAs are Ampere's
+warp-level mma.sync.aligned.m16n8k16 (csrc/moe/marlin_moe_wna16/marlin_template.h:89-141; no
+wgmma in the directory), so on Hopper its GEMMs run at the card's mma.sync rate, about 2/3 of
+the wgmma peak (FusedMoeKernel.mma_sync, kvplan.hardware.gpus.GPU.peak_flops; task
+marlinhopper61). The Marlin MoE kernel
 (csrc/moe/marlin_moe_wna16/marlin_template.h, read in the code index, release not pinned) runs a
 thread block's MMAs over its whole 16 x thread_m_blocks-row A tile and masks rows past
 `block_num_valid_tokens` on load and store only: padded rows cost MMA work, as Triton's do. At a
@@ -131,9 +135,14 @@ VLLM_MARLIN_MXFP4_MOE = FusedMoeKernel(
     block_rows=64,
     load_block_rows=(8, 16, 32, 48, 64),
     load_below=0.9,
+    # Its MMAs are Ampere's mma.sync.aligned.m16n8k16 (fp16 / bf16 inputs, fp32 accumulate):
+    # vllm 0.11.0 csrc/moe/marlin_moe_wna16/marlin_template.h:89-141 (`mma`, `mma_trans`), the
+    # directory issuing no wgmma (grep); on Hopper they run at the card's mma.sync rate.
+    mma_sync=True,
     source="vllm 0.11.0 model_executor/layers/fused_moe/fused_marlin_moe.py:99-204; "
            "quantization/mxfp4.py:59-102 (get_mxfp4_backend), :785-799; "
-           "csrc/moe/marlin_moe_wna16/marlin_template.h (block_num_valid_tokens)",
+           "csrc/moe/marlin_moe_wna16/marlin_template.h (block_num_valid_tokens; mma.sync "
+           "89-141)",
 )
 
 # FlashInfer's CUTLASS MoE (module docstring): 16-bit experts, and block FP8 (its block-scale
