@@ -1,20 +1,20 @@
 """vLLM's float32 MoE routers (kvplan.engines.router_gemm), read in the model files at each
 release below (vllm/model_executor/models/, the PyPI sdists; 0.32.0 the installed wheel).
 
-Every listed gate holds its weight in float32 and is fed a float32 input: before the
-GateLinear tiers, `ReplicatedLinear(..., params_dtype=torch.float32)` or `nn.Linear(...,
-dtype=torch.float32)` called on `hidden_states.to(torch.float32)`; in 0.32.0 a
-`GateLinear(params_dtype=torch.float32, out_dtype=torch.float32)`, whose last tier casts the
-input to the weight's dtype and runs F.linear (layers/fused_moe/router/gate_linear.py:287-302).
-On Hopper 0.32.0's MiniMax shapes (3072 x 256) take a specialised float32 kernel up to 32 tokens
-(:42-45, :261-271, :389-411) and F.linear above: float32 either way. On Blackwell (compute
-capability 10.x) 0.32.0 runs a bf16x3 tensor-core kernel for a bf16 input (:122-129, :273-280,
-:413-418), which 0.20.0's GateLinear has not (its tiers: cuteDSL bf16, cuBLAS bf16, F.linear):
-the first release with it is not read, so 0.32.0 is named. gpt-oss (gpt_oss.py 0.11.0:153,
-0.20.0:181 a router in the compute dtype), DeepSeek-V2/V3, Kimi and GLM-5 (deepseek_v2.py: a
-GateLinear without params_dtype) and the Qwen MoE blocks run theirs in the compute dtype: not
-listed. LongCat-Flash and MiMo-V2 (a float32 gate where the config's router dtype says so) and
-Nemotron-H (force_fp32_compute: float32 off Hopper / Blackwell only) are not modelled.
+Every listed gate holds its weight in float32 and is fed a float32 input: before the GateLinear
+tiers, `ReplicatedLinear(..., params_dtype=torch.float32)` or `nn.Linear(..., dtype=torch.float32)`
+called on `hidden_states.to(torch.float32)`; in 0.32.0 a `GateLinear(params_dtype=torch.float32,
+out_dtype=torch.float32)`, whose last tier casts the input to the weight's dtype and runs F.linear
+(layers/fused_moe/router/gate_linear.py:287-302). On Hopper 0.32.0's MiniMax shapes (3072 x 256)
+take a specialised float32 kernel up to 32 tokens (:42-45, :261-271, :389-411) and F.linear above:
+float32 either way. On Blackwell (compute capability 10.x) 0.32.0 runs a bf16x3 tensor-core kernel
+for a bf16 input (:122-129, :273-280, :413-418), which 0.20.0's GateLinear has not
+(gate_linear.py:13-17: the DSV3 kernel, cuBLAS bf16 -> fp32, F.linear): the first release with it
+is not read, so 0.32.0 is named. gpt-oss (gpt_oss.py 0.11.0:153, 0.20.0:181 a router in the compute
+dtype), DeepSeek-V2/V3, Kimi and GLM-5 (deepseek_v2.py: a GateLinear without params_dtype) and the
+Qwen MoE blocks run theirs in the compute dtype: not listed. LongCat-Flash and MiMo-V2 (a float32
+gate where the config's router dtype says so) and Nemotron-H (force_fp32_compute: float32 off
+Hopper / Blackwell only) are not modelled.
 """
 
 from __future__ import annotations
