@@ -9,7 +9,11 @@ TF32 would need `torch.backends.cuda.matmul.allow_tf32` or a float32 matmul prec
 VLLM_FLOAT32_MATMUL_PRECISION, default "highest": 0.20.0 envs.py:83, v1/worker/gpu_worker.py:
 122-124, 0.32.0 envs.py:93, gpu_worker.py:210-211; 0.11.0 sets nothing, PyTorch's default being
 "highest"; SGLang 0.5.7 / 0.5.10 set neither anywhere in sglang/srt). Each engine's table names
-its lines (kvplan.engines.vllm.router_gemm, kvplan.engines.sglang.router_gemm).
+its lines (kvplan.engines.vllm.router_gemm, kvplan.engines.sglang.router_gemm). TensorRT-LLM
+declares none: its GLM-4-MoE (tensorrt_llm/_torch/models/modeling_glm.py) reuses
+modeling_deepseekv3.py's DeepseekV3Gate, whose weight is built in the model's dtype in the code
+index's copies (one older copy builds it in float32); no release tag was read, so TensorRT-LLM's
+routers keep their bytes only.
 """
 
 from __future__ import annotations
