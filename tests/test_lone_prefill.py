@@ -11,28 +11,40 @@ from kvplan.analysis.simulate.scheduler import SimRequest
 from tests.benches import lone_prefill as lp
 from tests.benches import ttft_forensic as tf
 from tests.benches.prospective_runs import REPO, load
-from tests.test_simulate_frontend import _FixedCost
 
 
 def test_the_fp32_router_by_hand() -> None:
     # MiniMax-M2 (tests/data/configs/minimax-m2.json: 62 layers, 256 experts, hidden 3072): a
     # token's router is 2 x 62 x 256 x 3072 = 97,517,568 FLOPs; at 67 TFLOPS x 0.7 = 46.9
     # TFLOPS, 2.0792 us. GLM-4.5 / 4.6 (glm-4.5.json: 89 MoE layers of 92, 160 experts,
-    # hidden 5120): 2 x 89 x 160 x 5120 = 145,817,600 FLOPs, 3.1091 us on H200.
+    # hidden 5120): 2 x 89 x 160 x 5120 = 145,817,600 FLOPs, 3.1091 us on H200 (vLLM 0.11.0).
     minimax = load_spec(str(REPO / "tests/data/configs/minimax-m2.json"))
     glm = load_spec(str(REPO / "tests/data/configs/glm-4.5.json"))
-    assert lp.router_s_per_token(minimax, "H100-80GB", 0.7) == pytest.approx(2.0792e-6, rel=1e-4)
-    assert lp.router_s_per_token(glm, "H200", 0.7) == pytest.approx(3.1091e-6, rel=1e-4)
-    assert lp.router_s_per_token(minimax, "B200", 0.7) is None  # no FP32 peak here
+    assert lp.router_s_per_token(minimax, "H100-80GB", "vllm", "0.20.0") == pytest.approx(
+        2.0792e-6, rel=1e-4)
+    assert lp.router_s_per_token(glm, "H200", "vllm", "0.11.0") == pytest.approx(
+        3.1091e-6, rel=1e-4)
+    # No FP32 peak read for B200; GLM-4.5's gate in the compute dtype on vLLM 0.10.0 and SGLang
+    # 0.5.9; Llama has no router.
+    assert lp.router_s_per_token(minimax, "B200", "vllm", "0.20.0") is None
+    assert lp.router_s_per_token(glm, "H200", "vllm", "0.10.0") is None
+    assert lp.router_s_per_token(glm, "H200", "sglang", "0.5.9") is None
     llama = load_spec(str(REPO / "tests/data/configs/llama-3.1-70b.json"))
-    assert lp.router_s_per_token(llama, "H100-80GB", 0.7) is None  # not such an architecture
+    assert lp.router_s_per_token(llama, "H100-80GB", "vllm", "0.20.0") is None
 
 
-def test_the_router_adds_its_time_per_token_of_the_step() -> None:
-    # A 10 ms step (_FixedCost) of 3 decodes and an 8,192-token chunk, 2 us a token: + 16.39 ms.
-    cost = lp.Fp32Router(inner=_FixedCost(), s_per_token=2e-6)
-    assert cost.seconds(decode_contexts=[5, 6, 7], chunks=[(0, 8192)]) == pytest.approx(
-        0.010 + 8195 * 2e-6)
+def test_d_off_is_kvplan_before_the_rule() -> None:
+    # A lone 1,063-token MiniMax prompt's prefill: without the rule, exactly the FP32 router's
+    # 1,063 x 2.0792 us (one step, under the 8,192 budget) less.
+    runs = {r["id"]: r for r in load(tf.DATA / "prospective58.json")["runs"]}
+    run = runs["Wentao274 vLLM MiniMax-M2.5 H100 TP8 EP8 test_05 1024/512 chat conc 1 "
+               "(1000 prompts)"]
+    _, _, split = lp.prefill_split(run)
+    with lp.without_fp32_router():
+        _, _, before = lp.prefill_split(run)
+    assert before["FP32 router"] == 0.0
+    tokens = round(tf.prompt_tokens(run))
+    assert split["FP32 router"] == pytest.approx(tokens * 2.0792e-6, rel=1e-4)
 
 
 def test_the_lone_194k_prompt_is_chunked_at_the_runs_budget() -> None:

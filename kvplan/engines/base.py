@@ -25,6 +25,7 @@ from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_l
 from kvplan.engines.moe_comm import MoeAllToAllRule
 from kvplan.engines.moe_kernel import MoeKernels
 from kvplan.engines.prefill_graph import PrefillGraph
+from kvplan.engines.router_gemm import RouterGemmRule
 from kvplan.model.spec import Assumption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,8 +63,7 @@ class Engine(str, Enum):
     @property
     def offload(self) -> OffloadRule:
         """The engine's KV offload tiers (``kvplan.engines.<name>.offload.OFFLOAD``)."""
-        rule: OffloadRule = importlib.import_module(
-            f"kvplan.engines.{self.value}.offload").OFFLOAD
+        rule: OffloadRule = importlib.import_module(f"kvplan.engines.{self.value}.offload").OFFLOAD
         return rule
 
     @property
@@ -262,6 +262,7 @@ class CostTraits:
     moe_kernel: MoeKernels | None = None  # its fused MoE by format, release, GPU (padding, bytes)
     moe_all_to_all: MoeAllToAllRule | None = None  # the all-to-all a launch selects (moe_comm)
     prefill_graph: PrefillGraph | None = None  # prefill steps replayed from CUDA graphs, by release
+    router_gemm: RouterGemmRule | None = None  # its float32 MoE routers, by release (router_gemm)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -544,8 +545,7 @@ def gpu_inputs(gpu: GPU) -> dict[str, Any]:
     return {"total_bytes": gpu.total_bytes, "is_a100": gpu.is_a100,
             "smi_total_bytes": gpu.smi_total_bytes, "platform": gpu.platform,
             "nvlink": default_interconnect(gpu.name).name.startswith("nvlink"),
-            "unified_memory": gpu.unified_memory,
-            "compute_capability": gpu.compute_capability}
+            "unified_memory": gpu.unified_memory, "compute_capability": gpu.compute_capability}
 
 
 def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False,

@@ -91,6 +91,13 @@ class GPU:
     ``wgmma`` reaches; gpus.json ``mma_sync_bf16_dense``, its source there); None: mma.sync
     reaches the card's bf16 peak (Ampere, Ada: their native instruction) or no figure was read
     (H20). A kernel that issues only mma.sync (kvplan.engines.moe_kernel: Marlin) runs at it."""
+    peak_fp32_flops_per_s: int | None = None
+    """Dense float32 peak on the CUDA cores (the datasheet's "FP32" row; AMD: FP32 vector), what
+    a float32 GEMM at torch's "highest" precision runs at (kvplan.perf.router_cost); None where
+    no datasheet figure was read (gpus.json: ``fp32_dense`` absent)."""
+    peak_tf32_flops_per_s: int | None = None
+    """Dense TF32 tensor-core peak (the sparse figure halved); None where not read. Kept beside
+    the FP32 peak: no engine kvplan models lowers float32 matmuls to TF32."""
     is_a100: bool = False
     """vLLM treats A100 specially when choosing the default max_num_batched_tokens."""
     reported_total_kind: str = ""
@@ -150,7 +157,8 @@ _DECIMAL_UNITS = {"GB/s": GB, "TB/s": TB, "TFLOPS": 10**12}
 # gpus.json's number fields -> the GPU field each sets.
 _NUMBERS = {"memory": "memory_bytes", "bandwidth": "hbm_bytes_per_s",
             "bf16_dense": "peak_bf16_flops_per_s", "fp8_dense": "peak_fp8_flops_per_s",
-            "fp4_dense": "peak_fp4_flops_per_s",
+            "fp4_dense": "peak_fp4_flops_per_s", "fp32_dense": "peak_fp32_flops_per_s",
+            "tf32_dense": "peak_tf32_flops_per_s",
             "mma_sync_bf16_dense": "peak_mma_sync_bf16_flops_per_s",
             "reported_total": "reported_total_bytes", "smi_total": "smi_total_bytes"}
 _FLAGS = {"name", "notes", "full_name", "aliases", "datasheet", "platform", "is_a100",
@@ -205,8 +213,9 @@ def _preset(entry: dict[str, Any]) -> tuple[GPU, dict[str, str]]:
     numbers, sources = {}, {}
     for key, field_name in _NUMBERS.items():
         if entry.get(key) is None and key in ("reported_total", "smi_total", "fp4_dense",
-                                                  "mma_sync_bf16_dense"):
-            numbers[field_name], sources[field_name] = None, (  # none found / no fp4 read
+                                              "fp32_dense", "tf32_dense",
+                                              "mma_sync_bf16_dense"):
+            numbers[field_name], sources[field_name] = None, (  # none found / not read
                 NO_LOG if key == "reported_total" else "")
             continue
         numbers[field_name], sources[field_name] = _number(entry, key, where)

@@ -225,6 +225,7 @@ from kvplan.engines.attention_kernel import (
 from kvplan.engines.base import AllReduceNormFusion, PrefillOpCount
 from kvplan.engines.moe_kernel import MoeKernels
 from kvplan.engines.prefill_graph import PrefillGraph
+from kvplan.engines.router_gemm import RouterGemmRule
 from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
 from kvplan.perf.moe_gemm_shape import ExpertsShapeFraction, MoeGemmShape
@@ -384,6 +385,9 @@ class Efficiency:
     # release it answers for (None: the newest); None: the experts' GEMM FLOPs and weights only.
     moe_kernel: MoeKernels | None = None
     engine_version: str | None = None
+    # The engine's float32 MoE routers by architecture and release (kvplan.engines.router_gemm,
+    # priced by kvplan.perf.router_cost at the card's FP32 peak); None: the router's bytes only.
+    router_gemm: RouterGemmRule | None = None
     # Where the engine keeps its dense MLPs (with the shared experts) and lm_head under DP
     # attention (kvplan.engines.base.EngineRules.dp_attention_weights, priced by
     # kvplan.perf.roofline); None: whole on every rank, as DpAttentionWeights().

@@ -120,7 +120,7 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   prefill_mlp_all_reduce=traits.prefill_mlp_all_reduce,
                   decode_mlp_gather=traits.decode_mlp_gather,
                   attention_kernels=traits.attention_kernels, moe_kernel=traits.moe_kernel,
-                  engine_version=version,
+                  engine_version=version, router_gemm=traits.router_gemm,
                   kv_dtype_attention=tuple(
                       k for k in traits.kv_dtype_attention
                       if version_key(version) >= version_key(k.since)),

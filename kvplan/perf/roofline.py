@@ -31,21 +31,19 @@ Kernels:
   CUDA (kvplan.perf.op_counts.fused_shared_expert), with no kernels or prefill ops of its own.
   Both read from SGLang 0.5.6's code (ModelSpec.compiled_grouped_topk and
   ModelSpec.shared_expert_in_fused_moe, set by kvplan.sources.features), not fitted.
-- FP8 (w8a8) and FP4 (w4a4) GEMMs are two kernels each: the activations are quantized first
-  (SGLang layers/quantization/fp8_utils.py `apply_w8a8_block_fp8_linear` runs
-  `per_token_group_quant_fp8` before the block-FP8 GEMM; fused_moe quantizes before each of its
-  two grouped GEMMs; vLLM's W8A8BlockFp8LinearOp likewise), so such an operation costs at least
-  2k floors.
+- FP8 (w8a8) and FP4 (w4a4) GEMMs are two kernels each: the activations are quantized first (SGLang
+  layers/quantization/fp8_utils.py `apply_w8a8_block_fp8_linear` runs `per_token_group_quant_fp8`
+  before the block-FP8 GEMM; fused_moe quantizes before each of its two grouped GEMMs; vLLM's
+  W8A8BlockFp8LinearOp likewise), so such an operation costs at least 2k floors.
 - A collective is a kernel too: at least one floor.
 - An engine's fused MoE (Efficiency.moe_kernel, kvplan.perf.moe_kernel; vLLM's Triton fused_moe
-  where the release runs it for the experts' format and GPU, kvplan.engines.vllm.moe_kernel:
-  16-bit experts before 0.20 or below SM 9.0, block FP8 on Hopper without EP with its quantize
-  kernels; under EP on TP ranks, zeros for the other ranks' pairs, kvplan.engines.vllm.moe_ep;
-  FlashInfer's CUTLASS MoE where the release runs it, its own pairs permuted and finalized,
-  cutlass_traffic): its GEMMs compute each
-  expert's rows padded to its block (FLOPs times `padded_rows_factor`) and move the activations
-  between its kernels besides the weights; the gated activation and the top-k sum are kernels
-  of their bytes. Engines that declare none keep the weights and exact FLOPs.
+  where the release runs it for the experts' format and GPU, kvplan.engines.vllm.moe_kernel: 16-bit
+  experts before 0.20 or below SM 9.0, block FP8 on Hopper without EP with its quantize kernels;
+  under EP on TP ranks, zeros for the other ranks' pairs, kvplan.engines.vllm.moe_ep; FlashInfer's
+  CUTLASS MoE where the release runs it, its own pairs permuted and finalized, cutlass_traffic): its
+  GEMMs compute each expert's rows padded to its block (FLOPs times `padded_rows_factor`) and move
+  the activations between its kernels besides the weights; the gated activation and the top-k sum
+  are kernels of their bytes. Engines that declare none keep the weights and exact FLOPs.
 
 DeepSeek's sparse attention (DSA; kvplan.perf.attention_cost, read in vLLM 0.13.0): each layer
 with an indexer adds its replicated projections (`indexer_proj`, 3 GEMMs of the whole weights on
@@ -189,6 +187,7 @@ from kvplan.perf.op_counts import (
     recurrent_mixer_ops,
     topk_kernels,
 )
+from kvplan.perf.router_cost import fp32_router
 from kvplan.perf.weight_bytes import bytes_per_param
 from kvplan.weights.base import VOCAB_PADDING
 from kvplan.weights.params import count_params, recurrent_params
@@ -533,6 +532,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  + shared_bytes + extra, math=math_exp["experts"], kernels=2,
                  least_s=eff.moe_floor_s, expert_rows=moe_tokens * k / n,
                  mma_sync=moe_kernel is not None and moe_kernel.mma_sync)
+            fp32_router(s, spec, gpu, eff, router_params=lp.router, tokens=moe_tokens)
             # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
             # current stream while the router and the routed experts run on alt_stream

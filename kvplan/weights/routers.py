@@ -25,6 +25,7 @@ bias and no shared gate.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from kvplan._util.units import cdiv
@@ -138,17 +139,24 @@ _DEFAULT = RouterBuild()
 
 
 def router_build(spec: ModelSpec) -> RouterBuild:
-    """The router of `spec`'s architecture: the first of config.json's `architectures` the table
-    lists; for a spec file without them, the architecture the support table gives its
-    model_type (DeepseekV3ForCausalLM for deepseek_v3 and kimi_k2)."""
-    for name in spec.architectures:
+    """The router of `spec`'s architecture: the first of `router_architectures` the table
+    lists."""
+    for name in router_architectures(spec):
         if name in ROUTERS:
             return ROUTERS[name]
-    if not spec.architectures:
-        for row in support_table().values():
-            if spec.model_type in row.model_types and row.architecture in ROUTERS:
-                return ROUTERS[row.architecture]
     return _DEFAULT
+
+
+def router_architectures(spec: ModelSpec) -> tuple[str, ...]:
+    """config.json's `architectures`; for a spec file without them, the architectures the
+    support table gives its model_type (DeepseekV3ForCausalLM for deepseek_v3 and kimi_k2)."""
+    return spec.architectures or _table_architectures(spec.model_type)
+
+
+@functools.cache
+def _table_architectures(model_type: str) -> tuple[str, ...]:
+    return tuple(row.architecture for row in support_table().values()
+                 if model_type in row.model_types)
 
 
 def router_columns(spec: ModelSpec) -> int:

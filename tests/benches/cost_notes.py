@@ -193,7 +193,7 @@ concurrency-1 TTFTs. When added (the moe25 merge) 39 of the 50 and 8 of the 13 w
 with the later rules (recurrent layers, custom all-reduce, device efficiencies) 44 of 50 and 10
 of 13; with the GLM rule 47 of 50. By group, as now generated: DeepSeek-R1 on B200 0.78-0.95 (9
 of 9); gpt-oss-120b under vLLM on H100 0.96-1.02 (9 of 9, TP 2, 4 and 8); MiniMax-M2.5 0.99-1.27
-on B200 (SGLang and vLLM, 9 of 9) and 0.92 / 0.93 / 0.70 on H100 at concurrency 1 / 16 / 100;
+on B200 (SGLang and vLLM, 9 of 9) and 0.92 / 0.92 / 0.69 on H100 at concurrency 1 / 16 / 100;
 GLM-4.6 1.02-1.17 (9 of 9, since the GLM rule below; 1.05-1.45, 6 of 9, before it); Qwen3-Coder-
 Next TP 2 0.98-1.22 (9 of 9); gpt-oss-120b under SGLang on B200 0.61 / 0.59 (0 of 2). TTFT:
 GLM-4.6 1.03-1.07 (0.97-1.02 before the GLM rule), MiniMax-M2.5 0.97-1.07, DeepSeek-R1 on B200

@@ -1505,6 +1505,12 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "FLOPs a token a MoE layer at the FP32 peak x 0.7), read after these rows' "
                 "lone-prompt TTFT",
            rows=_LONE_PREFILL_READ),
+    Shaped(commit="63b9be7c",
+           rule="The FP32 router GEMM as kvplan's default (fp32router61: kvplan.engines."
+                "router_gemm, kvplan.perf.router_cost): each engine's float32 routers read per "
+                "release in its model code, priced at the card's FP32 peak x 0.7; the bench-only "
+                "rule above made one, read after these rows' lone-prompt TTFT",
+           rows=_LONE_PREFILL_READ),
 )
 
 
@@ -1610,7 +1616,11 @@ LAST_RULE_CHANGE = {
     # byte-identical (its MI300X rows: Kimi-K2 at 8 heads a rank runs triton, DeepSeek-V3's Feb
     # 2025 row is priced with vLLM's traits); prospective59's 9 DeepSeek-V3.1 rows shaped it
     # (SHAPED_BY); no frozen row not yet replayed became replayable with it.
-    "cost": RuleChange(commit="76916cbb0dc8", time="2026-12-05T07:02:01+00:00",
+    # fp32router61's FP32 router GEMM (63b9be7c: kvplan/perf/router_cost.py, roofline.py,
+    # efficiency.py, engine_traits.py, kvplan/engines/router_gemm.py and each engine's table,
+    # gpus.json's FP32 peaks): moves cost-bench.md's three MiniMax-M2.5 SGLang 0.5.9 H100 rows
+    # (held out; the rule was read after the lone-prompt rows in SHAPED_BY).
+    "cost": RuleChange(commit="63b9be7cf313", time="2026-12-06T18:53:59+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
     # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective

@@ -26,8 +26,10 @@ d. Read in vLLM's model code: the MoE router of MiniMax-M2 and GLM-4-MoE is an F
    M <= 32 only and falls back to F.linear, gate_linear.py:261-293, :389-400), run at
    torch's "highest" float32 matmul precision (0.15.0 envs.py:76, v1/worker/gpu_worker.py:86-87:
    no TF32), so on CUDA cores, replicated on every rank: 2 x experts x hidden FLOPs a token a
-   MoE layer at the FP32 peak (FP32_PEAK_FLOPS) x kvplan's dense GEMM fraction. kvplan's
-   roofline charges the router's bytes, not these FLOPs. (`Fp32Router`, this bench only.)
+   MoE layer at the FP32 peak x kvplan's dense GEMM fraction. kvplan's roofline charged the
+   router's bytes, not these FLOPs. (A bench-only `Fp32Router` at 64300fdb; since fp32router61
+   kvplan's default rule, kvplan.engines.router_gemm / kvplan.perf.router_cost, read per engine
+   and release: this bench's "d off" replays kvplan without it, `without_fp32_router`.)
 
 First evaluation (kvplan at 64300fdb: c and d frozen before any all-set run; both read after
 prospective54's GLM-4.6 and prospective58's four concurrency-1 rows, which shaped them:
@@ -85,74 +87,77 @@ TPOT lower); shaped 54 55.4 -> 54.7 / 16.5 -> 16.5. TPOT worse on 56 and 57: opt
 54 55.4 -> 47.6. c + a: 31 68.8 -> 44.5 / 62.8 -> 38.9, 53 45.6 -> 34.5 / 44.3 -> 30.7, 57
 72.0 -> 56.8 / 23.1 -> 19.3, 56 39.8 -> 40.4 / 7.4 -> 8.7.
 
+The rule as kvplan's default (fp32router61, frozen at 63b9be7c before any row below was
+replayed with it; `--all`, every engine's runs, median |error| of mean TTFT / mean TPOT before ->
+after). Held out: prospective31 4 runs moved (GLM-4.5-Air H100 TP4, vLLM 0.11.0), each closer on
+both, the set's medians unchanged (65.4 / 58.6 %); prospective53 4 moved (GLM-4.5 H200 TP8,
+0.11.0), each closer on both, 45.7 -> 44.4 / 44.3 -> 39.7 %; prospective56 2 moved (MiniMax-M2
+H100 TP8): TTFT -60.4 / -53.3 -> -52.9 / -44.4 %, TPOT -22.2 / -19.6 -> -21.9 / -19.2 %, the
+set's medians unchanged (39.8 / 8.4 %); prospective53b's Step-3.5-Flash run would move but kvplan
+refuses it; 30, 52, 57, 59 move nothing (no priced architecture on a GPU with an FP32 peak; the
+SGLang MiniMax / GLM rows are on GB300 / B200). Shaped (read before the rule): prospective54
+(GLM-4.6, 2 runs) 48.4 -> 44.7 / 6.6 -> 6.6 %; prospective58 (MiniMax-M2.5 H100, 33 runs) 47.4 ->
+41.9 / 14.1 -> 11.9 %, TTFT closer on 32 of 33, TPOT closer on 17, worse on 12. `--agg`, the
+aggregated aiconfigurator rows it moves (MiniMax-M2.5 under vLLM 0.16 / 0.18 on H100 / H200; the
+B200 / B300 rows have no FP32 peak), median |error| of TTFT / TPOT and rows with both in the band:
+held out, H100 0.18.0 (13) 31.9 -> 28.4 / 8.6 -> 9.4 %, 7 -> 6; H200 0.16.0 (26) 36.4 -> 20.2 /
+14.6 -> 14.5 %, 8 -> 16; H200 0.18.0 (45) 35.9 -> 29.3 / 7.8 -> 6.4 %, 22 -> 25; shaped by
+b8b24713, H100 0.18.0 (13) 31.9 -> 50.9 % (worse) / 8.8 -> 8.6 %, 6 -> 6. The cost bench's three
+MiniMax-M2.5 SGLang 0.5.9 H100 rows (held out): TPOT measured / predicted 0.92 -> 0.92 and 0.70
+-> 0.69 (predicted 16.02 -> 16.08 and 41.52 -> 41.90 ms), TTFT at concurrency 1 136.4 -> 137.6 ms
+against 145.2 measured; no band count moved. It follows the engines' code: the default, also
+where a set got worse.
+
 Run: python -m tests.benches.lone_prefill [SET ...] (Markdown to stdout; default every set);
-`--all`: instead, every set's vLLM runs (ALL_SETS) under the FP32 router alone and under a + c + d,
-the set medians before -> after (about 10 CPU minutes).
+`--all`: instead, every set's runs (ALL_SETS, every engine) without the FP32 router (kvplan
+before fp32router61) -> with it (the default), the set medians and each moved run's errors;
+`--agg`: the aggregated aiconfigurator rows it moves (tests.benches.aiconfig_agg_runs), before
+-> after by split and host.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kvplan import load_spec
-from kvplan.analysis.simulate.scheduler import StepCost
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf import router_cost
+from kvplan.perf.efficiency import device_efficiency
+from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.mixed_step import MixedStepCost
 from kvplan.perf.roofline import step_time
+from kvplan.perf.router_cost import fp32_router_runs, fp32_router_s
 from kvplan.weights.params import count_params
 from tests.benches import ttft_forensic as tf
 from tests.benches.prospective_runs import REPO, load
 
-# FP32 (CUDA-core) peaks, dense: the datasheets' "FP32 67 teraFLOPS" (H100 SXM,
-# nvidia.com/en-us/data-center/h100; H200 SXM, .../h200). Other GPUs: not priced here.
-FP32_PEAK_FLOPS = {"H100-80GB": 67e12, "H200": 67e12}
-# The architectures whose vLLM model code runs the router in FP32 (module docstring, d).
-FP32_GATE_ARCHS = ("MiniMaxM2ForCausalLM", "Glm4MoeForCausalLM")
 # The sets of the all-set evaluation: the forensic's and prospective59's.
 ALL_SETS = (*tf.SETS, "prospective59")
 MIRROR = Path("/work/.mirror/Wentao274+vllm-benchmark-test/repo")
 # by_op keys of roofline.step_time, grouped for the split.
-GROUPS = {"experts": ("experts",), "all-reduce": ("tp_all_reduce", "qk_norm_all_reduce"),
+GROUPS = {"experts": ("experts",), "FP32 router": ("router_fp32",),
+          "all-reduce": ("tp_all_reduce", "qk_norm_all_reduce"),
           "GEMMs": ("attention_proj", "mlp", "lm_head"),
           "small kernels + layer overhead": ("small_kernels", "layer_overhead")}
 
 
-@dataclass(frozen=True, kw_only=True)
-class Fp32Router:
-    """A step cost plus the FP32 router GEMM of every token the step holds."""
-
-    inner: StepCost
-    s_per_token: float
-
-    @property
-    def full_attention_only(self) -> bool:
-        return self.inner.full_attention_only
-
-    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
-        tokens = len(decode_contexts) + sum(n for _, n in chunks)
-        return (self.inner.seconds(decode_contexts=decode_contexts, chunks=chunks)
-                + tokens * self.s_per_token)
-
-    def seconds_from_sums(self, decodes: int, decode_keys: int,
-                          chunks: list[tuple[int, int]]) -> float:
-        tokens = decodes + sum(n for _, n in chunks)
-        return (self.inner.seconds_from_sums(decodes, decode_keys, chunks)
-                + tokens * self.s_per_token)
-
-
-def router_s_per_token(spec: Any, gpu: str, gemm_fraction: float) -> float | None:
-    """The FP32 router's seconds a token (every MoE layer), or None where not priced (another
-    architecture or GPU)."""
-    if not set(spec.architectures) & set(FP32_GATE_ARCHS) or gpu not in FP32_PEAK_FLOPS:
+def router_s_per_token(spec: Any, gpu: str, engine: str, version: str) -> float | None:
+    """The FP32 router's seconds a token (every MoE layer) as kvplan prices it since
+    fp32router61 (kvplan.perf.router_cost, the engine's kvplan.engines.router_gemm table), or
+    None where not priced (another architecture, release or GPU)."""
+    g = get_gpu(gpu)
+    eff = engine_efficiency(engine, device_efficiency(g), version=version, spec=spec)
+    if not fp32_router_runs(spec, g, eff):
         return None
-    flops = 2 * sum(layer.router for layer in count_params(spec).layers)
-    return flops / (FP32_PEAK_FLOPS[gpu] * gemm_fraction)
+    return sum(fp32_router_s(spec, g, eff, router_params=layer.router, tokens=1)
+               for layer in count_params(spec).layers)
 
 
 def _mixed(cost: Any) -> MixedStepCost:
@@ -162,38 +167,31 @@ def _mixed(cost: Any) -> MixedStepCost:
 
 
 @contextmanager
-def fp32_router() -> Iterator[None]:
-    """tf.replay's set-up with the FP32 router added to the step cost (Fp32Router)."""
-    inner = tf.setup
-
-    def wrapped(spec: Any, inputs: Any, **kwargs: Any) -> Any:
-        sim, notes = inner(spec, inputs, **kwargs)
-        mixed = _mixed(sim.cost)
-        per_token = router_s_per_token(spec, mixed.gpu.name, mixed.eff.gemm)
-        if per_token is not None:
-            sim = replace(sim, cost=Fp32Router(inner=sim.cost, s_per_token=per_token))
-        return sim, notes
-
-    tf.setup = wrapped  # type: ignore[assignment]
+def without_fp32_router() -> Iterator[None]:
+    """kvplan before fp32router61: the router's bytes only (kvplan.perf.router_cost's price
+    turned to zero)."""
+    inner = router_cost.fp32_router_s
+    router_cost.fp32_router_s = lambda *a, **k: 0.0  # type: ignore[assignment]
     try:
         yield
     finally:
-        tf.setup = inner
+        router_cost.fp32_router_s = inner  # type: ignore[assignment]
 
 
-# The counterfactuals: (name, ttft_forensic options, with the FP32 router).
+# The counterfactuals: (name, ttft_forensic options, with the FP32 router). The FP32 router is
+# kvplan's default since fp32router61: "d off" is kvplan before it.
 CASES: tuple[tuple[str, tf.Options, bool], ...] = (
-    ("a: moe_gemm fitted", tf.Options(moe_gemm=True), False),
-    ("a: moe_gemm by rows", tf.Options(moe_gemm_shape=True), False),
-    ("c: prompt host per token", tf.Options(prompt_host=True), False),
-    ("d: FP32 router", tf.Options(), True),
+    ("d off: no FP32 router (before)", tf.Options(), False),
+    ("a: moe_gemm fitted", tf.Options(moe_gemm=True), True),
+    ("a: moe_gemm by rows", tf.Options(moe_gemm_shape=True), True),
+    ("c: prompt host per token", tf.Options(prompt_host=True), True),
     ("a + c + d", tf.Options(prompt_host=True, moe_gemm=True), True),
 )
 
 
 def replay(set_name: str, run: dict, opts: tf.Options, router: bool) -> tf.Row:  # type: ignore[type-arg]
-    if router:
-        with fp32_router():
+    if not router:
+        with without_fp32_router():
             return tf.replay(set_name, run, opts)
     return tf.replay(set_name, run, opts)
 
@@ -266,37 +264,86 @@ def monitor_idle_ms(run: dict) -> float | None:  # type: ignore[type-arg]
 
 
 def router_priced(run: dict) -> bool:  # type: ignore[type-arg]
-    """Whether the FP32 router moves `run` (its architecture and GPU priced, vLLM)."""
+    """Whether kvplan's FP32 router rule moves `run` (its architecture, engine release and
+    GPU priced)."""
     spec = load_spec(str(REPO / run["model"]))
-    return (tf.engine_of(run).value == "vllm" and run["gpu"] in FP32_PEAK_FLOPS
-            and bool(set(spec.architectures) & set(FP32_GATE_ARCHS)))
+    engine = tf.engine_of(run).value
+    return router_s_per_token(spec, run["gpu"], engine, run[engine]) is not None
 
 
 def all_sets() -> None:
-    """Every set's vLLM runs: the FP32 router alone (the runs it moves) and a + c + d (every
-    run), median |error| of mean TTFT and mean TPOT before -> after over the same runs."""
-    print("| set | counterfactual | runs moved / simulated | TTFT mean median abs err | "
-          "TPOT mean median abs err |")
-    print("|---|---|---:|---:|---:|")
-    last_opts = CASES[-1][1]
+    """Every set's runs (every engine): the median |error| of mean TTFT and mean TPOT without
+    the FP32 router (kvplan before fp32router61) -> with it, over the same runs; only the runs
+    it moves are replayed twice."""
+    print("| set | runs moved / simulated | TTFT mean median abs err | "
+          "TPOT mean median abs err | moved runs: TTFT err, TPOT err before -> after |")
+    print("|---|---:|---:|---:|---|")
     for name in ALL_SETS:
-        runs = [r for r in load(tf.DATA / f"{name}.json")["runs"]
-                if tf.engine_of(r).value == "vllm"]
-        base = [tf.replay(name, run) for run in runs]
+        runs = load(tf.DATA / f"{name}.json")["runs"]
+        after = [tf.replay(name, run) for run in runs]
         moved = {run["id"] for run in runs if router_priced(run)}
-        alone = [replay(name, run, tf.Options(), True) if run["id"] in moved else row
-                 for run, row in zip(runs, base, strict=True)]
-        together = [replay(name, run, last_opts, True) for run in runs]
-        for label, rows in (("d: FP32 router", alone), ("a + c + d", together)):
-            before, after = tf.set_medians(base), tf.set_medians(rows)
-            count = len(moved) if rows is alone else after[2]
-            print(f"| {name} | {label} | {count} / {after[2]} | {before[0]:.1%} -> "
-                  f"{after[0]:.1%} | {before[1]:.1%} -> {after[1]:.1%} |", flush=True)
+        before = [replay(name, run, tf.Options(), False) if run["id"] in moved else row
+                  for run, row in zip(runs, after, strict=True)]
+        b, a = tf.set_medians(before), tf.set_medians(after)
+        cells = "; ".join(
+            f"{x.ttft_err:+.1%} / {x.tpot_err:+.1%} -> {y.ttft_err:+.1%} / {y.tpot_err:+.1%}"
+            for x, y in zip(before, after, strict=True)
+            if x.run["id"] in moved and not x.refused)
+        print(f"| {name} | {len(moved)} / {a[2]} | {b[0]:.1%} -> {a[0]:.1%} | "
+              f"{b[1]:.1%} -> {a[1]:.1%} | {cells or '-'} |", flush=True)
+
+
+def agg_rows() -> None:
+    """The aggregated aiconfigurator rows (tests.benches.aiconfig_agg_runs) the FP32 router
+    moves, replayed one by one without it (kvplan before fp32router61) and with it: by split
+    (held out / shaped), the median |error| of TTFT and TPOT before -> after and the rows in
+    the bench's band."""
+    from tests.benches import aiconfig_agg_runs as agg
+
+    def moved(row: dict[str, str]) -> bool:
+        if agg.why_not(row) or agg.release(row) is None:
+            return False
+        spec = agg._spec(agg.AGG_MODELS[(row["model_path"], row["precision"])][0])
+        return router_s_per_token(spec, agg.GPUS[row["system"]], row["backend"],
+                                  agg.release(row) or "") is not None
+
+    rows = [row for row in agg.rows() if moved(row)]
+    after = [agg.replay(row) for row in rows]
+    agg._setup.cache_clear()
+    with without_fp32_router():
+        before = [agg.replay(row) for row in rows]
+    agg._setup.cache_clear()
+    print("| split | rows | backend / model / GPU / release | TTFT median abs err | "
+          "TPOT median abs err | both in band |")
+    print("|---|---:|---|---:|---:|---:|")
+    groups: dict[tuple[str, str], list[tuple[Any, Any]]] = {}
+    for row, b, a in zip(rows, before, after, strict=True):
+        if a.ratios is None or b.ratios is None:
+            continue
+        key = (agg.split_of(a), f"{row['backend']} / {row['model_path']} / {row['system']} / "
+               f"{agg.release(row)}")
+        groups.setdefault(key, []).append((b, a))
+
+    def med(pairs: list[tuple[Any, Any]], i: int, side: int) -> str:
+        return f"{statistics.median(abs(p[side].ratios[i] - 1) for p in pairs):.1%}"
+
+    for (split, what), pairs in sorted(groups.items()):
+        band = [sum(p[side].inside for p in pairs) for side in (0, 1)]
+        print(f"| {split} | {len(pairs)} | {what} | {med(pairs, 0, 0)} -> {med(pairs, 0, 1)} | "
+              f"{med(pairs, 1, 0)} -> {med(pairs, 1, 1)} | {band[0]} -> {band[1]} |", flush=True)
+    every = [pair for pairs in groups.values() for pair in pairs]
+    if every:
+        band = [sum(p[side].inside for p in every) for side in (0, 1)]
+        print(f"| all | {len(every)} | every moved row | {med(every, 0, 0)} -> {med(every, 0, 1)}"
+              f" | {med(every, 1, 0)} -> {med(every, 1, 1)} | {band[0]} -> {band[1]} |")
 
 
 def main(argv: list[str]) -> None:
     if "--all" in argv:
         all_sets()
+        return
+    if "--agg" in argv:
+        agg_rows()
         return
     names = argv or list(tf.SETS)
     runs = lone_runs(names)

@@ -55,6 +55,7 @@ from kvplan.engines.sglang.pools import (
 )
 from kvplan.engines.sglang.prefill_graph import SGLANG_PIECEWISE_PREFILL
 from kvplan.engines.sglang.quant_methods import check_sglang_quantization
+from kvplan.engines.sglang.router_gemm import SGLANG_ROUTER_GEMM
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.model.attention import AttentionKind
 from kvplan.weights.base import DpAttentionWeights, StageOuter
@@ -141,7 +142,8 @@ class SglangEngine(EngineDefaults):
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION,
                              kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION,
                              mla_decode_launches=SGLANG_MLA_DECODE_LAUNCHES,
-                             prefill_graph=SGLANG_PIECEWISE_PREFILL)
+                             prefill_graph=SGLANG_PIECEWISE_PREFILL,
+                             router_gemm=SGLANG_ROUTER_GEMM)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
     # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
     # `_derive_context_length` from 0.5.3 (0.5.6 lines 286-315, 0.5.10 379-408): a

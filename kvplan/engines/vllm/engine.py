@@ -61,6 +61,7 @@ from kvplan.engines.vllm.moe_kernel import VLLM_MOE_KERNELS
 from kvplan.engines.vllm.mxfp4_backend import vllm_mxfp4_backend
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
+from kvplan.engines.vllm.router_gemm import VLLM_ROUTER_GEMM
 from kvplan.engines.vllm.runner import vllm_runs_v2
 from kvplan.engines.vllm.stage_weights import check_vllm_pipeline, vllm_stage_outer
 from kvplan.engines.vllm.towers import without_skipped_towers
@@ -156,7 +157,7 @@ class VllmEngine:
     # (kvplan.engines.vllm.attention_backend). Its experts: the Triton fused_moe where the
     # release runs it for the format and GPU (kvplan.engines.vllm.moe_kernel.VllmMoeKernels).
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True, attention_kernels=VLLM_ATTENTION_KERNELS,
-                             moe_kernel=VLLM_MOE_KERNELS)
+                             moe_kernel=VLLM_MOE_KERNELS, router_gemm=VLLM_ROUTER_GEMM)
     scheduler = Scheduler.mixed_token_budget  # vllm/v1/core/sched/scheduler.py
     # vllm/config/model.py _get_and_verify_max_len, lines 2639-2665: ValueError "User-specified
     # max_model_len (...) is greater than the derived max_model_len" unless the variable is 1.
