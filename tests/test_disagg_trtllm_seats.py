@@ -4,6 +4,8 @@ the replay takes, and Little's seated count worked by hand."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.benches import disagg_rows, srt_slurm_recipes
@@ -45,15 +47,41 @@ def test_version_in_force_at_the_measured_date() -> None:
     assert srt_slurm_recipes.measured_date(row) == "2026-03-23"
     rec = _recipe(row)
     assert rec is not None and rec.date == "2026-03-03" and rec.decode.max_batch_size == 8
-    # The H100 rows (measured 2026-02-08) match only versions from 2026-03-03: not applied.
+    # The H100 rows (measured 2026-02-08) match only versions from 2026-03-03, but InferenceX
+    # named their files on 2026-02-07 (trtttft61, srt_slurm_recipes.NAMED_BEFORE): the first
+    # srt-slurm version, whose decode max_batch_size 8 is the name's batch8, is taken.
     h100 = _row("dsr1_h100_trtllm_fp8_disagg_1024x1024_c30_cfg494")
-    assert _recipe(h100) is None
-    assert disagg_rows.recipe_decode_seats(h100) is None
-    later = srt_slurm_recipes.later(h100, 30, disagg_rows.layout(h100, "prefill"),
-                                    disagg_rows.layout(h100, "decode"))
-    assert later is not None and later.decode.max_batch_size == 8
+    rec = _recipe(h100)
+    assert rec is not None and rec.commit.startswith("5063eb43") and rec.date == "2026-03-03"
+    assert rec.path.endswith("h100-fp8/1k1k/stp/ctx1_gen3_tep16_batch8_eplb0_mtp0.yaml")
+    assert disagg_rows.recipe_decode_seats(h100) == 8
+    assert srt_slurm_recipes.later(h100, 30, disagg_rows.layout(h100, "prefill"),
+                                   disagg_rows.layout(h100, "decode")) is None
     # A row no recipe fits (an older image's run): none.
     assert _recipe(_row("dsr1_gb200_trtllm_fp4_disagg_1024x1024_c16_cfg237")) is None
+
+
+def test_named_before_by_hand() -> None:
+    # Every H100 STP file InferenceX 32a48459 named (nvidia-master.yaml :1732-:1995): its
+    # first NVIDIA/srt-slurm version's decode max_batch_size is its name's batch.
+    assert len(srt_slurm_recipes.NAMED_BEFORE) == 8
+    for path in srt_slurm_recipes.NAMED_BEFORE:
+        versions = [r for r in srt_slurm_recipes.recipes() if r.path == path]
+        assert versions, path
+        first = min(versions, key=lambda r: r.date)
+        assert srt_slurm_recipes.named_batch(path) == first.decode.max_batch_size
+    assert srt_slurm_recipes.named_batch("ctx1_gen2_tep16_batch64_eplb0_mtp0.yaml") == 64
+    assert srt_slurm_recipes.named_batch("ctx1_gen2_tep16_eplb0_mtp0.yaml") is None
+    v = next(r for r in srt_slurm_recipes.recipes()
+             if r.path.endswith("h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch2_eplb0_mtp0.yaml"))
+    named = {v.path: "2026-02-07"}
+    # Named the day before the measurement: taken; named after it: not.
+    assert srt_slurm_recipes.named_first([v], "2026-02-08", named) == [v]
+    assert srt_slurm_recipes.named_first([v], "2026-02-06", named) == []
+    # A file not named: not taken; a version whose seats are not its name's batch: not taken.
+    assert srt_slurm_recipes.named_first([v], "2026-02-08", {}) == []
+    odd = replace(v, decode=replace(v.decode, max_batch_size=4))
+    assert srt_slurm_recipes.named_first([odd], "2026-02-08", named) == []
 
 
 def test_seats_per_rank_under_attention_dp() -> None:

@@ -415,6 +415,15 @@ _AIC_PROSPECTIVE_SGLSEAT58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
     "h200_sglang_fp8_disagg_8192x1024_c64_cfg434"))
 
 
+# The 8 prospective TensorRT-LLM H100 rows (3j) that trtttft61's recipe provenance moved: their
+# measured TTFT (500-900 decode steps, falling as users are added) was read, and the recipes
+# InferenceX named for them looked for, before the rule (srt_slurm_recipes.NAMED_BEFORE).
+_AIC_PROSPECTIVE_TRTTTFT61 = tuple(f"aiconfigurator dsr1_h100_trtllm_fp8_disagg_{run}" for run in (
+    "1024x1024_c6_cfg494", "1024x1024_c9_cfg494", "1024x1024_c30_cfg494",
+    "1024x1024_c60_cfg494", "8192x1024_c6_cfg494", "8192x1024_c9_cfg494",
+    "8192x1024_c30_cfg494", "8192x1024_c154_cfg503"))
+
+
 # The 84 prospective TensorRT-LLM rows (3j) whose replay sglseat58's context-server recipe
 # settings changed: the lead (trtseat58's, the context servers binding cfg346 / cfg315 / cfg412
 # first) came from their replays, read before the rule.
@@ -1340,6 +1349,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "binding first; 3j both inside 24 -> 24 of 123, TTFT 27 -> 28, TPOT 88 -> 94, "
                 "median TTFT ratio 0.68 -> 0.80",
            rows=_AIC_PROSPECTIVE_TRTCTX58),
+    Shaped(commit="404cf02c",
+           rule="TensorRT-LLM rows at the srt-slurm recipe InferenceX named before NVIDIA/"
+                "srt-slurm held it (tests.benches.srt_slurm_recipes.NAMED_BEFORE: InferenceX "
+                "32a48459, 2026-02-07, the H100 STP files from the sa-submission-q1-2026 "
+                "branch), its first srt-slurm version where its decode max_batch_size is its "
+                "name's batch: the H100 rows' generation servers seat 1-64 a server below their "
+                "users, the wait in TTFT; read after the rows' TTFT (500-900 decode steps) was "
+                "read; 8 rows move",
+           rows=_AIC_PROSPECTIVE_TRTTTFT61),
     Shaped(commit="4121cdc6",
            rule="the disaggregated rows replayed as their client measured them and their "
                 "frontend routed them: sa-bench's measured run (srt-slurm bench.sh: k x C "

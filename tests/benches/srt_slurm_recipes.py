@@ -18,7 +18,12 @@ concurrency in the recipe's list; of the recipe's versions, the one in force at 
 `measured=` date (the latest committed on or before it). STP recipes only (no
 speculative_config): the rows' TPOT is per token of a one-token decode step in kvplan. A row
 with no match, or whose only matching versions postdate its measurement, gets None (`later`
-says which)."""
+says which), unless InferenceX's master config named the file on or before that date
+(`NAMED_BEFORE`, trtttft61): the H100 recipes reached NVIDIA/srt-slurm on 2026-03-03, a
+month after InferenceX ran them from the sa-submission-q1-2026 branch (its config names the
+same files, by the same path, for the same concurrencies, on 2026-02-07), so the file's first
+srt-slurm version stands in for the branch's, taken only where its decode max_batch_size is
+the batch its name states (`_batch{b}_`), the one setting kvplan reads that a name carries."""
 
 from __future__ import annotations
 
@@ -137,12 +142,53 @@ def measured_date(row: dict[str, str]) -> str:
     return m.group(1) if m else ""
 
 
+# Recipe files InferenceX's master config named before NVIDIA/srt-slurm held them (trtttft61):
+# SemiAnalysisAI/InferenceX 32a48459 (2026-02-07, "[NV] H100 FP8 Disagg DSR1 1k1k, 8k1k (STP +
+# MTP) (#651)"), .github/configs/nvidia-master.yaml, dsr1-fp8-h100-dynamo-trt (image
+# tensorrtllm-runtime:0.8.1.post3, the H100 rows' own), each point's CONFIG_FILE from
+# ishandhanani/srt-slurm branch sa-submission-q1-2026: :1732 (conc 6), :1746 (9), :1760 (30),
+# :1774 (60) the 1k1k STP tep16 files, :1953 (6), :1967 (9), :1981 (30), :1995 (154) the 8k1k.
+# The branch's own copies are not stored here; their first NVIDIA/srt-slurm versions (5063eb43,
+# 2026-03-03) are in the data file.
+INFERENCEX_NAMING = ("SemiAnalysisAI/InferenceX", "32a48459", "2026-02-07")
+NAMED_BEFORE: dict[str, str] = {
+    f"recipes/trtllm/h100-fp8/{lengths}/stp/{name}_eplb0_mtp0.yaml": INFERENCEX_NAMING[2]
+    for lengths, names in (
+        ("1k1k", ("ctx1_gen3_tep16_batch1", "ctx1_gen3_tep16_batch2", "ctx1_gen3_tep16_batch8",
+                  "ctx1_gen3_tep16_batch16")),
+        ("8k1k", ("ctx1_gen3_tep16_batch1", "ctx1_gen3_tep16_batch2", "ctx1_gen3_tep16_batch8",
+                  "ctx1_gen2_tep16_batch64")))
+    for name in names}
+
+
+def named_batch(path: str) -> int | None:
+    """The decode batch a recipe file's name states (..._batch8_... -> 8), or None."""
+    m = re.search(r"_batch(\d+)_", path)
+    return int(m.group(1)) if m else None
+
+
+def named_first(found: Sequence[SrtRecipe], when: str,
+                named: dict[str, str] = NAMED_BEFORE) -> list[SrtRecipe]:
+    """Of recipe versions none of which is in force on `when`: each file `named` on or before
+    `when` (InferenceX ran it from a branch before NVIDIA/srt-slurm held it), its first
+    version, where that version's decode max_batch_size is the batch its name states (module
+    docstring); one a file, by path."""
+    first: dict[str, SrtRecipe] = {}
+    for r in found:
+        if r.path in named and named[r.path] <= when and (
+                r.path not in first or r.date < first[r.path].date):
+            first[r.path] = r
+    return [first[p] for p in sorted(first)
+            if named_batch(p) == first[p].decode.max_batch_size]
+
+
 def for_row(row: dict[str, str], concurrency: int | None, prefill: Layout,
             decode: Layout) -> SrtRecipe | None:
     """The recipe version the row ran (module docstring), or None."""
     if concurrency is None:
         return None
-    picked = in_force(_matching(row, concurrency, prefill, decode), measured_date(row))
+    found, when = _matching(row, concurrency, prefill, decode), measured_date(row)
+    picked = in_force(found, when) or named_first(found, when)
     return picked[0] if len(picked) == 1 else None  # none, or two that fit: not guessed
 
 
