@@ -49,9 +49,12 @@ Findings (run at branch minimax61 on merge b59ea9d6, no rule changed):
 - (4) the prefill the decodes saw: kvplan within 0.6-2.3 ms of the measured price for
   prompts up to 1,063 tokens, about half of it from 2,087 tokens on (10.9 vs 20.3, 22.4 vs
   46.1, 50.7 vs 120.2 ms) - the concurrency-1 slope again (264 - 87 ms over 9,216 tokens,
-  19.2 us a token, kvplan's 9.3); and no ~55 ms a prefill step at 64 (128/128 shows 0.6 ms a
-  prompt): concurrency 1's fixed ~60 ms is not on the steps' path (a host or first-token
-  stage, or a price a step pays only alone);
+  19.2 us a token, kvplan's 9.3). A fixed price a prefill step is bounded by it: the 63
+  prompts of a life add 38 ms (128/128) and 214 ms (512/256) to it in all, over at least
+  1.3 and 4.2 budget-full steps (63 x prompt / 8,192), so at most 30 and 50 ms a step if the
+  prompts clump to the budget, 0.6 and 3.4 ms if each rides its own step: concurrency 1's
+  fixed ~60 ms (the c-1 rows' intercept) is mostly off the steps' path at 64 (a host or
+  first-token stage, or a launch that async scheduling hides behind a busy GPU);
 - (5) the shaped per-step + per-token premium that makes concurrency 1 exact brings 64 to
   -24 .. +38 % but TPOT to +14 .. +26 % and 128 to +12 .. +22 %: not the mechanism.
 
