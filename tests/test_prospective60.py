@@ -289,3 +289,13 @@ def test_the_vllm_runs_ran_flashinfers_sampler(monkeypatch) -> None:  # type: ig
                                  flashinfer_sampler=flag)
         blocks[flag] = setup(spec, inputs)[0].plan.num_blocks
     assert blocks == {None: 6_163, True: 7_932}
+
+
+def test_littles_law_counts_the_requests_decoding() -> None:
+    # gpt-oss-120b 32000/100 on the A100: 9,988 tokens in 740.1 s is 13.495 tok/s; each took
+    # 224.58 ms (mean TPOT), so 13.495 x 0.22458 = 3.031 requests decoded on average.
+    from tests.benches.gptoss61_forensic import decoding_requests
+
+    m = _runs()["gpustack gpt-oss-120b A100 vLLM random 32000/100"]["measured"]
+    assert abs(decoding_requests(m) - 9_988 / 740.1 * 0.22458) < 1e-9
+    assert round(decoding_requests(m), 2) == 3.03
