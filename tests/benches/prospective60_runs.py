@@ -243,9 +243,9 @@ def print_section() -> None:
           + (f"{len(refused)} refused, each with its reason in the tables" if refused
              else "none refused") + "). The issue's target: TTFT <= 15 %, TPOT / ITL <= 10 %; "
           "no E2E was printed by these runs. No constant was fitted on any of them; the sixteen "
-          "gpt-oss A100 rows shaped four rules after the first evaluation (tests/benches/"
-          "fitted_rows.py SHAPED_BY: vLLM's Marlin fused MoE for MXFP4 experts, its block by "
-          "the mean rows per expert, a52829a4; vLLM's Triton unified attention, not "
+          "gpt-oss A100 rows shaped four rules and a setting after the first evaluation "
+          "(tests/benches/fitted_rows.py SHAPED_BY: vLLM's Marlin fused MoE for MXFP4 experts, "
+          "its block by the mean rows per expert, a52829a4; vLLM's Triton unified attention, not "
           "FlashAttention 2, for a model with attention sinks on SM 8.x, f8be70f3; vLLM to "
           "0.15.1 admitting a waiting request on its first chunk's blocks, a013bb35; that "
           "Triton attention's split-KV decode path in 0.11.0, 9a8d3183) and a recorded "
@@ -272,7 +272,8 @@ def print_section() -> None:
     print(medians_line("prospective60, held out (all but the DeepSeek-R1-0528 and gpt-oss "
                        "rows)", [r for r in part if not in_group(r, SAME_CONFIGURATION)
                                  and not any(in_group(r, g) for g in SHAPED)]))
-    print(medians_line("prospective60, gpt-oss (shaped four rules after the first evaluation)",
+    print(medians_line("prospective60, gpt-oss (shaped four rules and a setting after the first "
+                       "evaluation)",
                        [r for r in part if any(in_group(r, g) for g in SHAPED)]))
     vllm = [r for r in part if engine_of(r) == "vLLM"]
     print(medians_line("prospective60, vLLM runs with --frontend", vllm, served=True))
