@@ -10,7 +10,10 @@ import json
 from typer.testing import CliRunner
 
 from kvplan import load_spec
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.run import setup
 from kvplan.cli.app import app
+from kvplan.engines.base import Engine
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from tests.benches import prospective31_runs, prospective_runs
 from tests.benches.engine_bench import load_logs as bench_logs
@@ -123,3 +126,27 @@ def test_the_32k_case_rules_out_a_pool_of_2560_blocks() -> None:
     assert (req.prompt_len, req.output_len, held) == (32_008, 77, 2_006)
     assert 2_560 - held == 554 >= -(-(8_192 - 1) // 16) == 512
     assert run["measured"]["mean_itl_ms"] == 42.86
+
+
+def test_the_runs_ran_flashinfers_sampler_so_gpt_oss_120b_starts() -> None:
+    # gptosspool61 (the data file's 'amended'): the lab's runner image installs FlashInfer, so
+    # vLLM 0.10.2 / 0.11.0 ran its top-k/top-p warm-up; every run says so.
+    runs = _runs()
+    assert all(run["flashinfer_sampler"] is True for run in runs.values())
+    assert "da76887" in prospective_runs.load(prospective31_runs.DATA)["amended"]
+    # gpt-oss-120b TP 1 on the H100 at 0.9, vLLM 0.10.2 (1,024 warm-up rows, 8,192 tokens), by
+    # hand: int(85,029,615,042 x 0.9) = 76,526,653,537 B; weights 70,790,147,264 B; the
+    # forward's peak 707,788,800 B, non-torch 139,586,437 B. The warm-up holds 0.13 GiB +
+    # 1,024 x 201,088 logits x B beyond the forward: sort (B = 34.64) 6,564,662,476 B, so
+    # 76,526,653,537 - 70,790,147,264 - 7,412,037,713 = -1,675,531,440 B: no pool, vLLM would
+    # not start (kvplan refuses the run); FlashInfer (B = 14.37) 2,390,783,426 B, so
+    # 2,498,347,610 B // 32,768 // 18 = 4,235 blocks, a 32,768-token request's 2,569 fit.
+    run = runs["gpustack gpt-oss-120b H100 random 32000/100"]
+    before = prospective_runs.run_one({**run, "flashinfer_sampler": None})
+    assert "needs 2,569 blocks, the pool has 0" in before.refused
+    spec = load_spec(str(prospective_runs.REPO / run["model"]))
+    inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=1,
+                             engine=Engine.vllm, engine_version=run["vllm"],
+                             mem_fraction=run["gpu_memory_utilization"], flashinfer_sampler=True)
+    plan = setup(spec, inputs)[0].plan
+    assert plan.num_blocks == 4_235 and plan.blocks_per_request == 2_569

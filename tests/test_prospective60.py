@@ -237,11 +237,65 @@ def test_the_refused_vllm_rows_cannot_have_run_at_their_line() -> None:
 
 def test_the_refused_group_is_replayed_apart_at_the_page_context() -> None:
     # The section replays the four refused runs at PAGE_CONTEXT, in no median: each runs there
-    # (2,048 blocks a request, 2,223 in the pool) and the frozen runs stay at 40,960.
+    # (2,048 blocks a request) and the frozen runs stay at 40,960. The runs carry FlashInfer's
+    # sampler ('amended'): 256 x 151,936 x (34.64 - 14.37) B = 788,414,136 B less reserve,
+    # 188 blocks of 4 MiB more than the test above's 2,223: 2,411, still short of 2,560.
     part = [prospective_runs.run_one(run) for rid, run in _runs().items()
             if rid.startswith("gpustack Qwen3-32B A100 vLLM ")]
-    assert len(part) == 4 and all("2,560 blocks, the pool has 2,223" in r.refused for r in part)
+    assert len(part) == 4 and all("2,560 blocks, the pool has 2,411" in r.refused for r in part)
     again = prospective60_runs.at_page_context(part)
     assert len(again) == 4 and not any(r.refused for _, r in again)
     assert {run["max_model_len"] for rid, run in _runs().items()
             if rid.startswith("gpustack Qwen3-32B A100 vLLM ")} == {40_960}
+
+
+def test_the_vllm_runs_ran_flashinfers_sampler(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The lab's vLLM 0.11.0 runs ran gpustack's runner image, which installs FlashInfer (the
+    # data file's 'amended'), so 0.11.0's profile ran FlashInfer's top-k/top-p warm-up: every
+    # vLLM run says so, no other engine's run does, and run_one hands it to the plan.
+    runs = _runs()
+    assert {rid for rid, run in runs.items() if run.get("flashinfer_sampler")} == {
+        rid for rid, run in runs.items() if run.get("engine", "vllm") == "vllm"}
+    assert "01961f4" in prospective_runs.load(prospective60_runs.DATA)["amended"]
+    seen = []
+
+    def stop(spec, inputs, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(inputs.capacity.options.flashinfer_sampler)
+        raise KvplanError("stopped here")
+
+    monkeypatch.setattr(prospective_runs, "setup", stop)
+    run = runs["gpustack gpt-oss-120b A100 vLLM random 32000/100"]
+    assert prospective_runs.run_one(run).refused == "stopped here"
+    assert prospective_runs.run_one({**run, "flashinfer_sampler": None}).refused == "stopped here"
+    assert seen == [True, None]
+    monkeypatch.undo()
+    # The pool, by hand (gpt-oss-120b, one A100 80GB of 84,986,665,369 B at 0.9, weights
+    # 70,790,147,264 B, profile forward 176,947,200 B, non-torch 0.13 GiB = 139,586,437 B):
+    # the sampler warm-up holds 0.13 GiB + 256 rows x 201,088 logits x B, of which the forward
+    # peak's 176,947,200 B is already counted. PyTorch's sort (B = 34.64): 1,922,802,647 -
+    # 176,947,200 = 1,745,855,447; KV = 76,487,998,832 - 70,790,147,264 - 2,062,389,084 =
+    # 3,635,462,484 B, // 32,768 B a page // 18 layers a group = 6,163 blocks. FlashInfer
+    # (B = 14.37): 879,332,884 - 176,947,200 = 702,385,684; KV = 76,487,998,832 -
+    # 70,790,147,264 - 1,018,919,321 = 4,678,932,247 B -> 142,789 pages // 18 = 7,932 blocks.
+    # A request of 32,065 + 100 tokens holds cdiv(32,165, 16) = 2,011 full-attention blocks and
+    # about 9 sliding ones once its window slides: 6,162 usable blocks hold three such
+    # requests, 7,931 almost four (what the measured 32000/100 runs imply, 'amended').
+    spec = load_spec(str(prospective_runs.REPO / run["model"]))
+    blocks = {}
+    for flag in (None, True):
+        inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=1,
+                                 engine=Engine.vllm, engine_version=run["vllm"],
+                                 mem_fraction=run["gpu_memory_utilization"],
+                                 flashinfer_sampler=flag)
+        blocks[flag] = setup(spec, inputs)[0].plan.num_blocks
+    assert blocks == {None: 6_163, True: 7_932}
+
+
+def test_littles_law_counts_the_requests_decoding() -> None:
+    # gpt-oss-120b 32000/100 on the A100: 9,988 tokens in 740.1 s is 13.495 tok/s; each took
+    # 224.58 ms (mean TPOT), so 13.495 x 0.22458 = 3.031 requests decoded on average.
+    from tests.benches.gptoss61_forensic import decoding_requests
+
+    m = _runs()["gpustack gpt-oss-120b A100 vLLM random 32000/100"]["measured"]
+    assert abs(decoding_requests(m) - 9_988 / 740.1 * 0.22458) < 1e-9
+    assert round(decoding_requests(m), 2) == 3.03

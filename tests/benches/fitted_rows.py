@@ -1510,6 +1510,13 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "(kvplan.perf.split_decode: float32 partials written and read back, one more "
                 "kernel a layer), read after these rows (gptoss61's forensic)",
            rows=_PROSPECTIVE60_GPT_OSS),
+    Shaped(commit="5e7e9cdb",
+           rule="Not a rule, a recorded setting: the lab's vLLM 0.11.0 runs ran FlashInfer's "
+                "top-k/top-p sampler warm-up (gpustack's runner image installs FlashInfer; "
+                "prospective60.json 'amended', run_one's flashinfer_sampler), read after the "
+                "gpt-oss-120b 32000/100 rows' measured TPOT and output rate implied about four "
+                "32k requests in the pool where the replay held three (gptosspool61)",
+           rows=_PROSPECTIVE60_GPT_OSS),
     Shaped(commit="47066847",
            rule="The prompt's host work per token before its first step (opt-in, not a "
                 "default; kvplan.engines.vllm.frontend.VLLM_PROMPT_HOST_COST): vLLM's "

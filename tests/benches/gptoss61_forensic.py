@@ -26,7 +26,13 @@ harness.
    prompt plus half its output as every decode's context) reaches the measured median ITL,
    beside the replay's mean decode-only batch and its pool's concurrency at --max-model-len:
    where the median ITL is a decode-only step, the batch the measured step implies under
-   kvplan's step price (a step price or a concurrency miss: these rows alone cannot tell).
+   kvplan's step price (a step price or a concurrency miss: these rows alone cannot tell);
+   beside it the requests decoding on average, measured by Little's law (`decoding_requests`:
+   generated tokens / duration x mean TPOT) and in the replay (time-weighted). gptosspool61
+   read it: 3.03 at gpt-oss-120b 32000/100, where a pool of three 32k requests decodes two
+   while the third prefills; the lab's runner image installs FlashInfer, so vLLM 0.11.0's
+   profile ran FlashInfer's sampler warm-up (prospective60.json 'amended', which `_inputs`
+   passes): 7,932 blocks, not 6,163, about four such requests.
 5. `CODE_READ`: what vLLM 0.11.0 runs for a gpt-oss decode step on SM 8.0 (the sdist from PyPI,
    line numbers its), and whether kvplan prices it.
 
@@ -88,7 +94,8 @@ def _inputs(run: dict):  # type: ignore[type-arg]
                              mem_fraction=run.get("gpu_memory_utilization"),
                              max_num_seqs=run.get("max_num_seqs"),
                              max_num_batched_tokens=run.get("max_num_batched_tokens"),
-                             expert_parallel=run.get("expert_parallel", False))
+                             expert_parallel=run.get("expert_parallel", False),
+                             flashinfer_sampler=run.get("flashinfer_sampler"))
     return spec, inputs
 
 
@@ -110,6 +117,9 @@ def replay_row(run: dict) -> dict[str, float]:  # type: ignore[type-arg]
         "tpot": res.metrics.tpot_ms["mean"], "itl": res.metrics.itl_ms["mean"],
         "m_tpot": m["mean_tpot_ms"], "m_itl": m["mean_itl_ms"],
         "dec_batch": statistics.mean(r.running for r in dec) if dec else 0.0,
+        # requests decoding, time-weighted: a chunk step's running less its one prefill
+        "decoding": (sum(r.seconds * r.running for r in dec)
+                     + sum(r.seconds * (r.running - 1) for r in mix)) / total,
         "dec_ms": 1e3 * statistics.mean(r.seconds for r in dec) if dec else 0.0,
         "dec_share": sum(r.seconds for r in dec) / total,
         "mix_tokens": statistics.mean(r.tokens for r in mix) if mix else 0.0,
@@ -153,6 +163,14 @@ def batch_for_step(run: dict, seconds: float, most: int = 256) -> int | None:  #
     return None
 
 
+def decoding_requests(measured: dict[str, float]) -> float:
+    """The mean number of requests decoding over a closed run, by Little's law (module
+    docstring, 4): the output rate (generated tokens / duration) times each token's time
+    (mean TPOT). gpt-oss-120b 32000/100 on the A100: 9,988 / 740.1 s x 0.22458 s = 3.03."""
+    return measured["total_generated_tokens"] / measured["duration_s"] * (
+        measured["mean_tpot_ms"] / 1e3)
+
+
 def decode_parts(run: dict, batch: int) -> dict[str, float]:  # type: ignore[type-arg]
     """kvplan's decode-only step at `batch` decodes by part, ms (module docstring, 2)."""
     spec, inputs = _inputs(run)
@@ -189,9 +207,11 @@ def print_section() -> None:
             implied = implied_attention_rate(r, run)
             if " A100 " in run["id"] and r["dec_batch"]:
                 implied_b = batch_for_step(run, run["measured"]["median_itl_ms"] / 1e3)
-                batches.append(f"| {run['id']} | {run['measured']['median_itl_ms']:.1f} | "
+                m = run["measured"]
+                batches.append(f"| {run['id']} | {m['median_itl_ms']:.1f} | "
                                f"{implied_b if implied_b is not None else '> 256'} | "
-                               f"{r['dec_batch']:.1f} | {r['pool_concurrency']:.2f} |")
+                               f"{r['dec_batch']:.1f} | {r['pool_concurrency']:.2f} | "
+                               f"{decoding_requests(m):.2f} / {r['decoding']:.2f} |")
             if implied is not None and " A100 " in run["id"]:
                 flops, rate = r["attention_rate"]
                 rates.append(f"| {run['id']} | {flops / 1e12:,.0f} | {rate / 1e12:.1f} | "
@@ -213,8 +233,9 @@ def print_section() -> None:
     print("\n".join(rates))
     print("\n## The decode batch at which kvplan's step reaches the measured median ITL (A100)\n")
     print("| run | median ITL ms measured | batch whose kvplan decode step reaches it | "
-          "replay's mean decode-only batch | replay's pool: requests of --max-model-len |")
-    print("|---|---:|---:|---:|---:|")
+          "replay's mean decode-only batch | replay's pool: requests of --max-model-len | "
+          "requests decoding, measured (Little's law) / replayed |")
+    print("|---|---:|---:|---:|---:|---:|")
     print("\n".join(batches))
     print("\n## What vLLM 0.11.0 runs for a gpt-oss decode step on SM 8.0\n")
     print("| item | code (vllm 0.11.0) | kvplan |")

@@ -22,7 +22,8 @@ DeepSeek-R1-0528 rows share a fitted row's configuration (SAME_CONFIGURATION); t
 gpt-oss rows shaped four rules after the first evaluation (SHAPED: a52829a4, vLLM's Marlin MoE
 for MXFP4 experts; f8be70f3, Triton unified attention for models with attention sinks on SM 8.x;
 a013bb35, vLLM to 0.15.1 admitting a request on its first chunk; 9a8d3183, that attention's
-split-KV decode path in 0.11.0; tests/benches/fitted_rows.py SHAPED_BY); the other 12 are held
+split-KV decode path in 0.11.0; tests/benches/fitted_rows.py SHAPED_BY) and a recorded setting
+(5e7e9cdb: the vLLM runs ran FlashInfer's sampler, the data file's 'amended'); the other 12 are held
 out; the lab's other rows shaped rules and fit cost-model constants (the section says so).
 
 Run: python -m tests.benches.prospective60_runs (the section of examples/simulate-bench.md).
@@ -123,7 +124,8 @@ SAME_CONFIGURATION = "DeepSeek-R1-0528 H200 TP8 SGLang"
 # _PROSPECTIVE60_GPT_OSS): read after it, vLLM's Marlin MoE for MXFP4 experts (a52829a4), its
 # Triton unified attention for models with sinks on SM 8.x (f8be70f3), its first-chunk
 # admission to 0.15.1 (a013bb35) and that attention's split-KV decode path in 0.11.0
-# (9a8d3183).
+# (9a8d3183); and a recorded setting, the vLLM runs' FlashInfer sampler (5e7e9cdb: the data
+# file's 'amended').
 SHAPED = ("gpt-oss-20b A100 vLLM", "gpt-oss-120b A100 vLLM")
 # The refused group's context as the same page's other line for the same server sets it
 # (prospective60.json, the source's "refused_why", read after the first evaluation: section 1
@@ -241,12 +243,14 @@ def print_section() -> None:
           + (f"{len(refused)} refused, each with its reason in the tables" if refused
              else "none refused") + "). The issue's target: TTFT <= 15 %, TPOT / ITL <= 10 %; "
           "no E2E was printed by these runs. No constant was fitted on any of them; the sixteen "
-          "gpt-oss A100 rows shaped four rules after the first evaluation (tests/benches/"
-          "fitted_rows.py SHAPED_BY: vLLM's Marlin fused MoE for MXFP4 experts, its block by "
-          "the mean rows per expert, a52829a4; vLLM's Triton unified attention, not "
+          "gpt-oss A100 rows shaped four rules and a setting after the first evaluation "
+          "(tests/benches/fitted_rows.py SHAPED_BY: vLLM's Marlin fused MoE for MXFP4 experts, "
+          "its block by the mean rows per expert, a52829a4; vLLM's Triton unified attention, not "
           "FlashAttention 2, for a model with attention sinks on SM 8.x, f8be70f3; vLLM to "
           "0.15.1 admitting a waiting request on its first chunk's blocks, a013bb35; that "
-          "Triton attention's split-KV decode path in 0.11.0, 9a8d3183): the "
+          "Triton attention's split-KV decode path in 0.11.0, 9a8d3183) and a recorded "
+          "setting (the vLLM runs ran FlashInfer's sampler warm-up, gpustack's runner image "
+          "installing FlashInfer: the data file's 'amended', 5e7e9cdb): the "
           "table's first-evaluation column is their record, the replay's column is no test of "
           "those rules. The four DeepSeek-R1-0528 SGLang rows "
           "share a fitted row's configuration (DeepSeek-V3 / R1 FP8, SGLang, TP 8 on 8 x H200: "
@@ -268,7 +272,8 @@ def print_section() -> None:
     print(medians_line("prospective60, held out (all but the DeepSeek-R1-0528 and gpt-oss "
                        "rows)", [r for r in part if not in_group(r, SAME_CONFIGURATION)
                                  and not any(in_group(r, g) for g in SHAPED)]))
-    print(medians_line("prospective60, gpt-oss (shaped four rules after the first evaluation)",
+    print(medians_line("prospective60, gpt-oss (shaped four rules and a setting after the first "
+                       "evaluation)",
                        [r for r in part if any(in_group(r, g) for g in SHAPED)]))
     vllm = [r for r in part if engine_of(r) == "vLLM"]
     print(medians_line("prospective60, vLLM runs with --frontend", vllm, served=True))

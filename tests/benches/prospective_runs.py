@@ -258,11 +258,13 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
     unless it names SGLang, whose release is `sglang`) and, for a closed loop, the client's
     `max_concurrency`; the engine flags a run states (`max_num_seqs`, `max_num_batched_tokens`,
     `expert_parallel`: vLLM's --enable-expert-parallel over the TP group; absent: the
-    release's defaults as kvplan reads them, EP off); for a TensorRT-LLM run (`engine`
-    "trtllm", release `trtllm`) `enable_chunked_prefill` as trtllm-serve's flag sets it
-    (absent: llm_args' default, off). A run kvplan refuses (its plan or the simulator raises)
-    comes back with the reason in `refused`, not guessed. `served` (the --frontend stage,
-    vLLM's only) is empty for an SGLang or TensorRT-LLM run."""
+    release's defaults as kvplan reads them, EP off); a vLLM run's `flashinfer_sampler` (True:
+    FlashInfer was installed, so a release that runs its top-k/top-p sampler whenever it
+    imports did, kvplan.engines.vllm.budget; absent: the release's default, the plain wheel);
+    for a TensorRT-LLM run (`engine` "trtllm", release `trtllm`) `enable_chunked_prefill` as
+    trtllm-serve's flag sets it (absent: llm_args' default, off). A run kvplan refuses (its
+    plan or the simulator raises) comes back with the reason in `refused`, not guessed.
+    `served` (the --frontend stage, vLLM's only) is empty for an SGLang or TensorRT-LLM run."""
     spec = load_spec(str(REPO / run["model"]))
     engine = Engine(run.get("engine", "vllm"))
     trtllm = (TrtllmOptionsSim(chunked_prefill=True) if run.get("enable_chunked_prefill")
@@ -274,7 +276,8 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
                                  mem_fraction=run.get("gpu_memory_utilization"),
                                  max_num_seqs=run.get("max_num_seqs"),
                                  max_num_batched_tokens=run.get("max_num_batched_tokens"),
-                                 expert_parallel=run.get("expert_parallel", False))
+                                 expert_parallel=run.get("expert_parallel", False),
+                                 flashinfer_sampler=run.get("flashinfer_sampler"))
         for frontend in (False, True) if engine is Engine.vllm else (False,):
             sim, _ = setup(spec, inputs, frontend=frontend,
                            async_scheduling=run.get("async_scheduling"), trtllm=trtllm)
