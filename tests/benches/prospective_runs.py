@@ -295,12 +295,12 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
 def _served(sim: SimSetup, run: dict) -> SimMetrics:  # type: ignore[type-arg]
     """The run's figures: on a fresh engine, or for one of Scicom's SGLang length runs after
     what its server served before it (tests.benches.scicom_server: the same server's earlier
-    runs and bench_serving's warm-up, its radix cache kept), or for one of Scicom's April vLLM
-    runs after its server's earlier runs and test prompts (tests.benches.scicom_vllm_server,
-    the prefix cache kept)."""
+    runs and bench_serving's warm-up, its radix cache kept), or, where
+    tests.benches.scicom_vllm_server.REPLAYED (off: its evaluation), for one of Scicom's April
+    vLLM runs after its server's earlier runs and test prompts (the prefix cache kept)."""
     concurrency = run["workload"].get("max_concurrency")
     w = run["workload"]
-    if scicom_vllm_server.served_on_shared_server(run):
+    if scicom_vllm_server.REPLAYED and scicom_vllm_server.served_on_shared_server(run):
         def at(n: int, prompts: int) -> list[RequestSpec]:
             length = w["input_len"] - scicom_vllm_server.FIRST_LENGTH + n
             return requests({**run, "workload": {**w, "input_len": length,
