@@ -196,6 +196,33 @@ def test_a_decodes_tail_block_is_cached_once_full() -> None:
     assert len(pool.find_hit(req)) == 2  # 33 tokens: (33 - 1) // 16 blocks, both hit
 
 
+
+def test_an_evicted_block_leaves_its_hash_when_another_holds_the_same() -> None:
+    """Two requests computed the same 32-token prefix at once (neither was cached when it was
+    admitted), so each of its 2 blocks has two holders, A's then B's (allocate caches as it
+    allocates). B is freed before A, so B's blocks come first in the free queue (tail first:
+    B1, B0, A1, A0); C's 96 own tokens take the 5 uncached blocks and evict B1. B1, not A1,
+    must leave hash 1's holders (both are free [hash, 0] lists, equal but not the same): D,
+    the same prefix again, then hits A0 and A1 (2 blocks, (33 - 1) // 16) and is admitted."""
+    pool = KVPool(10, (GroupRule(kind="full", block_size=16),), caching=True)
+    prefix = (("p", 32),)
+
+    def req(rid: int, prompt: int, segments: tuple = ()) -> SimRequest:  # type: ignore[type-arg]
+        return SimRequest(rid, RequestSpec(arrival_s=0.0, prompt_len=prompt, output_len=1,
+                                           segments=segments), 0.0, 1)
+
+    a, b = req(0, 33, prefix), req(1, 33, prefix)
+    for r in (a, b):
+        assert pool.allocate(r, 33, admission=True)
+        r.num_computed = 33
+    pool.free(b)
+    pool.free(a)
+    assert pool.allocate(req(2, 96), 96, admission=True)
+    d = req(3, 33, prefix)
+    hit = pool.find_hit(d)
+    assert [h is blk for h, blk in zip(hit, a.kept[:2], strict=True)] == [True, True]
+    assert pool.allocate(d, 1, hit=hit, admission=True)
+
 # -- scheduler invariants ----------------------------------------------------------------------
 
 class _LinearCost:

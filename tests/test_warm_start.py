@@ -1,5 +1,6 @@
 """A run on a server that served other requests first (kvplan.analysis.simulate.warm_start)
-and Scicom's SGLang length servers (tests.benches.scicom_server), worked by hand."""
+and Scicom's SGLang length servers (tests.benches.scicom_server) and vLLM servers
+(tests.benches.scicom_vllm_server), worked by hand."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ from dataclasses import replace
 
 import pytest
 
+from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup
 from kvplan.analysis.simulate.warm_start import simulate_after
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from kvplan.sources.resolve import load_model
-from tests.benches import scicom_server
+from tests.benches import scicom_server, scicom_vllm_server
 from tests.test_simulate_sglang import _LinearCost  # 1 ms + 1 us a token + 1 ns a key
 
 
@@ -88,3 +90,37 @@ def test_scicom_server_history_runs_the_shorter_lengths_first() -> None:
     assert earlier[-1][0].output_len == 32 and earlier[-1][0].segments == mine[0].segments
     first, _ = scicom_server.server_batches(by_length, 1024)
     assert [[r.prompt_len for r in b] for b in first] == [[512]]
+
+
+def test_each_earlier_batch_can_have_its_own_concurrency() -> None:
+    """One concurrency per earlier batch or none: two for one batch is refused; the one given
+    for a batch of one request (the run's test prompt) leaves the run as the default does:
+    the cached prompt is prefilled from its last token (1.002 ms, as above)."""
+    sim = _sglang_sim()
+    earlier = [[RequestSpec(arrival_s=0.0, prompt_len=1000, output_len=1, segments=SHARED)]]
+    mine = [RequestSpec(arrival_s=0.0, prompt_len=1000, output_len=1, segments=SHARED)]
+    warm = simulate_after(sim, earlier, mine, concurrency=4, earlier_concurrency=[1])
+    assert warm.ttft_ms["mean"] == pytest.approx(1.002)
+    with pytest.raises(InputError, match="2 concurrencies for 1 earlier batches"):
+        simulate_after(sim, earlier, mine, earlier_concurrency=[1, 2])
+
+
+def test_scicom_vllm_server_runs_its_bench_list_in_order() -> None:
+    """The sweep server's run at 1,024 tokens and concurrency 50 follows, each after its test
+    prompt (request 0, its whole output, alone): 128 at 10 / 25 / 50 / 200, 512 at the same,
+    1,024 at 10 and 25: 2 x 10 earlier runs + its own test = 21 batches; request 1 of a
+    1,024-token run (prompt 1,023 here) is cut at 127 and 511, the lengths it has on the
+    server. The concurrency-100 server ran 128, 512, then 1,024: 5 batches before the run."""
+    def at(n: int, prompts: int) -> list[RequestSpec]:
+        return [RequestSpec(arrival_s=0.0, prompt_len=n - 1, output_len=128)
+                for _ in range(2)]
+
+    run = {"workload": {"max_concurrency": 50}}
+    earlier, mine, limits = scicom_vllm_server.server_batches(at, run)
+    assert len(earlier) == 21 and limits[:4] == [1, 10, 1, 25] and limits[-1] == 1
+    assert [len(b) for b in earlier[:2]] == [1, 2] and earlier[-1][0].output_len == 128
+    assert mine[1].segments == (((1, 0, 127), 127), ((1, 127, 511), 384), ((1, 511, 1023), 512))
+    assert earlier[1][1].segments == (((1, 0, 127), 127),)
+    c100, _, limits100 = scicom_vllm_server.server_batches(at, {"workload": {
+        "max_concurrency": 100}})
+    assert len(c100) == 5 and limits100 == [1, 100, 1, 100, 1]

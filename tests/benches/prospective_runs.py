@@ -43,7 +43,7 @@ from kvplan.analysis.simulate.warm_start import simulate_after
 from kvplan.analysis.simulate.workload import RequestSpec, arrival_gaps
 from kvplan.engines.base import Engine
 from kvplan.engines.vllm.frontend import VLLM_API_SERVER_S_PER_REQUEST_FIT
-from tests.benches import scicom_server
+from tests.benches import scicom_server, scicom_vllm_server
 
 # The rows the --frontend stage's constants were fitted on (tests/benches/frontend_fit.py).
 FRONTEND_FIT_ROWS = VLLM_API_SERVER_S_PER_REQUEST_FIT.fitted_on
@@ -298,11 +298,21 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
 def _served(sim: SimSetup, run: dict) -> SimMetrics:  # type: ignore[type-arg]
     """The run's figures: on a fresh engine, or for one of Scicom's SGLang length runs after
     what its server served before it (tests.benches.scicom_server: the same server's earlier
-    runs and bench_serving's warm-up, its radix cache kept)."""
+    runs and bench_serving's warm-up, its radix cache kept), or, where
+    tests.benches.scicom_vllm_server.REPLAYED (off: its evaluation), for one of Scicom's April
+    vLLM runs after its server's earlier runs and test prompts (the prefix cache kept)."""
     concurrency = run["workload"].get("max_concurrency")
+    w = run["workload"]
+    if scicom_vllm_server.REPLAYED and scicom_vllm_server.served_on_shared_server(run):
+        def at(n: int, prompts: int) -> list[RequestSpec]:
+            length = w["input_len"] - scicom_vllm_server.FIRST_LENGTH + n
+            return requests({**run, "workload": {**w, "input_len": length,
+                                                 "num_prompts": prompts}})
+        before, reqs, limits = scicom_vllm_server.server_batches(at, run)
+        return simulate_after(sim, before, reqs, concurrency=concurrency,
+                              earlier_concurrency=limits)
     if not scicom_server.served_on_shared_server(run):
         return simulate(sim, requests(run), concurrency=concurrency).metrics
-    w = run["workload"]
     by_length = {n: requests({**run, "workload": {**w, "input_len": n}})
                  for n in scicom_server.SERVER_LENGTHS}
     earlier, mine = scicom_server.server_batches(by_length, w["input_len"])

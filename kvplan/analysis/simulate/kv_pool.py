@@ -162,8 +162,8 @@ class KVPool:
                     del by_hash[h]  # type: ignore[arg-type]
                     if self.on_evict is not None:
                         self.on_evict(h)
-                else:
-                    holders.remove(evicted)
+                else:  # by identity: two free holders of one hash are equal lists
+                    del holders[next(k for k, b in enumerate(holders) if b is evicted)]
             elif self.on_evict is not None:
                 self.on_evict(id(evicted))
             evicted[0] = None

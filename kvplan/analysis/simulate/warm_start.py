@@ -25,23 +25,30 @@ IDLE_GAP_S = 1.0
 
 
 def simulate_after(sim: SimSetup, earlier: Sequence[Sequence[RequestSpec]],
-                   requests: Sequence[RequestSpec], *, concurrency: int | None = None
-                   ) -> SimMetrics:
+                   requests: Sequence[RequestSpec], *, concurrency: int | None = None,
+                   earlier_concurrency: Sequence[int | None] | None = None) -> SimMetrics:
     """`requests` served on one engine of `sim` after the batches `earlier`, in order, each at
-    `concurrency` (arrival times within a batch as given, from its start): the figures of
-    `requests` alone. One replica without attention-DP lockstep only."""
+    `concurrency` (arrival times within a batch as given, from its start), or each earlier
+    batch at its own entry of `earlier_concurrency` (a client that swept its concurrency on
+    one server): the figures of `requests` alone. One replica without attention-DP lockstep
+    only."""
     if sim.dp != 1 or sim.dp_balance is not None:
         raise InputError("a warm start is simulated on one replica only (dp 1)")
+    if earlier_concurrency is not None and len(earlier_concurrency) != len(earlier):
+        raise InputError(f"{len(earlier_concurrency)} concurrencies for {len(earlier)} "
+                         "earlier batches: one each expected")
+    limits = [*(earlier_concurrency if earlier_concurrency is not None
+                else [concurrency] * len(earlier)), concurrency]
     engine = _engine(sim, sim.pool_blocks or sim.plan.num_blocks, timeline=False,
                      bulk_decode=True)
     st = engine.state
     sent = 0
-    for batch in (*earlier, requests):
+    for batch, limit in zip((*earlier, requests), limits, strict=True):
         start = st.clock_s + IDLE_GAP_S if sent else 0.0
         mark = (len(st.finished), len(st.itl_values), st.steps, st.preemptions, st.usage_sum,
                 st.prefix_queries, st.prefix_hits)
         engine.run([replace(r, arrival_s=r.arrival_s + start) for r in batch],
-                   concurrency=concurrency, first_id=sent)
+                   concurrency=limit, first_id=sent)
         sent += len(batch)
     done, gaps, steps, preempted, usage, queries, hits = mark
     part = SimState(finished=st.finished[done:], itl_values=st.itl_values[gaps:],
