@@ -88,3 +88,40 @@ def test_decode_only_step_agrees_with_roofline_under_the_kernel() -> None:
     decode = step_time(spec, gpu, tokens=32, context=1000, requests=32, eff=eff)
     assert cost.seconds(decode_contexts=[1000] * 32, chunks=[]) == pytest.approx(
         decode.seconds, rel=1e-12)
+
+
+def test_triton_prefill_kv_reads_by_hand() -> None:
+    # vLLM 0.11.0 Triton unified attention, a 2,048-token chunk of gpt-oss-20b after 32,768
+    # cached tokens on an A100 (config.json: 64 heads, 8 KV heads, head_dim 64: g = 8,
+    # BLOCK_M 16, BLOCK_Q 2; TILE_SIZE_PREFILL 32; bf16 cache, 2 B).
+    from kvplan.perf.attention_kernel import prefill_kv_reads
+    gpu = get_gpu("A100-80GB")
+    spec = load_model("gpt-oss-20b")[0]
+    k = varlen_kernel(_vllm("A100-80GB"), spec, gpu, "bf16")
+    assert k is not None and k.prefill_key_tile == 32
+    # Full layer: program b (0..1023) covers tokens 2b, 2b + 1: cdiv(32,768 + 2b + 2, 32) =
+    # 1,024 + ceil((b + 1) / 16) tiles; sum = 1,024 x 1,024 + 16 x (1 + .. + 64) = 1,048,576
+    # + 33,280 = 1,081,856 tiles of 32 keys x (64 + 64) x 2 B = 8,192 B, x 8 KV heads:
+    # 70,900,514,816 B a layer (the chunk's own K/V once would be 2,048 x 8 x 128 x 2 =
+    # 4,194,304 B: 16,904x fewer).
+    full = prefill_kv_reads(k, spec, 1, context=32768, count=2048, window=None, kv_bytes=2)
+    assert full == 1_081_856 * 8192 * 8 == 70_900_514_816
+    # Window 128: tiles (32,768 + 2b - 127) // 32 .. (32,768 + 2b + 1) // 32, the ends 128
+    # keys (4 tiles) apart: 5 tiles a program, 5,120 x 8,192 x 8 = 335,544,320 B.
+    win = prefill_kv_reads(k, spec, 1, context=32768, count=2048, window=128, kv_bytes=2)
+    assert win == 5 * 1024 * 8192 * 8
+    # A 3-token chunk from 0: blocks {0, 1} -> cdiv(2, 32) = 1 tile, {2} -> 1 tile.
+    assert prefill_kv_reads(k, spec, 1, context=0, count=3, window=None, kv_bytes=2) == \
+        2 * 32 * 8 * 128 * 2
+    # Seconds, if every load came from HBM at kvplan's A100 80GB rate (2,039 GB/s x 0.90,
+    # kvplan.perf.efficiency): 12 full + 12 window layers = 12 x (70.90 + 0.336) GB =
+    # 854.8 GB, 0.466 s; the chunk's exact attention FLOPs (12 x 2,048 x 33,792.5 mean keys
+    # x 64 heads x 4 x 64, plus the window layers' 12 x 2,048 x 128 x 64 x 256) = 13.66 TFLOP
+    # at 312 x 0.60 = 187 TFLOP/s: 0.073 s. That bound is 29 TFLOP/s.
+    total = 12 * (full + win)
+    assert total == pytest.approx(854.8e9, rel=1e-3)
+    assert total / (2039e9 * 0.90) == pytest.approx(0.466, abs=1e-3)
+    llama = load_model("llama-3-8b")[0]
+    fa2 = varlen_kernel(_vllm("A100-80GB"), llama, gpu, "bf16")  # no prefill_key_tile read
+    with pytest.raises(ValueError, match="not read"):
+        prefill_kv_reads(fa2, llama, 1, context=0, count=4, window=None, kv_bytes=2)

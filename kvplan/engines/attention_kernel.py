@@ -28,6 +28,9 @@ class VarlenAttentionKernel:
     source: str
     sinks: bool | None = None
     split_decode: SplitDecode | None = None  # its split-KV path for small decode-only calls
+    # Keys a program loads per step of its loop over the sequence's keys in a call with a
+    # prefill (kvplan.perf.attention_kernel.prefill_kv_reads); None: not read.
+    prefill_key_tile: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -184,3 +184,44 @@ def mla_decode_extra_kernels(eff: Efficiency, spec: ModelSpec, gpu: GPU, att_tp:
     return sum(k.extra_kernels for k in eff.mla_decode_launches
                if k.platform == gpu.platform and gpu.compute_capability in k.compute_capabilities
                and spec.architectures[0] in k.architectures and heads in k.heads_per_rank)
+
+
+def prefill_kv_reads(kernel: VarlenAttentionKernel, spec: ModelSpec, att_tp: int, *,
+                     context: int, count: int, window: int | None, kv_bytes: float) -> float:
+    """K and V bytes the programs of a GQA-packing kernel (`packs_gqa` "always", g <= tile_rows;
+    `prefill_key_tile` declared) load for one sequence's prefill chunk of `count` tokens after
+    `context` cached ones, on one layer of one rank (all its KV heads), the cache's elements
+    `kv_bytes` each. Read in vLLM 0.11.0 attention/ops/triton_unified_attention.py
+    (kernel_unified_attention_2d): a program covers BLOCK_Q = tile_rows / g tokens (:728-730),
+    grid (q blocks, KV heads) (:750-753); program b walks the key tiles from `tile_start` to
+    `num_tiles` = cdiv(min(context + b x BLOCK_Q + BLOCK_Q, context + count), TILE) (:174-185,
+    BLOCK_Q = (BLOCK_M - 1) // g + 1), loading each tile's K and V (:210-245, head_dim
+    elements: dim_mask); with a sliding window W (SLIDING_WINDOW = 1 + window_size[0] = W,
+    :785, backends/triton_attn.py:218) tile_start = (context + b x BLOCK_Q - W + 1) // TILE
+    and tile_end = (context + last query) // TILE + 1 (:191-207): the tiles outside the window
+    are skipped.
+
+    These are the loads the programs issue, each program its prefix again (1,024 programs per
+    KV head for a 2,048-token chunk of gpt-oss, g = 8): how many reach HBM rather than L2 is
+    not answered here. The grid's first axis is the q block, so programs launched together
+    belong to one KV head and start from its first tile (an assumption on the hardware's block
+    dispatch order, not read in any code): their working set is one KV head's prefix, not
+    every head's."""
+    tile = kernel.prefill_key_tile
+    att = spec.attention
+    heads = max(1, att.num_attention_heads // att_tp)
+    kv_heads = att.kv_heads_per_rank(att_tp)
+    groups = max(1, heads // kv_heads)
+    if tile is None or count < 1 or kernel.packs_gqa != "always" or groups > kernel.tile_rows:
+        raise ValueError(f"{kernel.name}: its prefill key loads are not read for g = {groups}")
+    block_q = kernel.tile_rows // groups
+    tiles = 0
+    for lo in range(0, count, block_q):
+        hi = min(lo + block_q, count) - 1  # the block's last query, 0-based in the chunk
+        end = -(-(context + hi + 1) // tile)  # num_tiles: cdiv(longest prefix, TILE)
+        start = 0
+        if window is not None:
+            start = max(0, (context + lo - window + 1) // tile)
+            end = min((context + hi) // tile + 1, end)
+        tiles += max(0, end - start)
+    return tiles * tile * kv_heads * (att.head_dim + att.v_head_dim) * kv_bytes

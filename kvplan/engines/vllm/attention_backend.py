@@ -39,6 +39,11 @@ tokens a tile, a decode token 8 of 16 rows, 2x its exact FLOPs, in mixed and dec
 alike; prefill chunks' tiles full. Not priced: each program re-reads its sequence's keys and
 values for its BLOCK_Q tokens (a 2,048-token chunk reads its prefix 1,024 times per KV head,
 FlashAttention 2's 64-row tiles 32 times per query head): counted as served by L2, as above.
+kvplan.perf.attention_kernel.prefill_kv_reads counts those loads from the code (gpt-oss-20b, a
+2,048-token chunk after 32,768 keys: 70.9 GB a full-attention layer, 854.8 GB the chunk, 0.47 s
+at the A100's HBM rate against 0.073 s of FLOPs at kvplan's rate); whether they reach HBM is the
+L2's, not priced (the grid's q-block axis is first: programs in flight share one KV head's
+prefix, 8.9 MB there, under the A100's 40 MB L2 if dispatched in grid order).
 
 FlashAttention 3 (SM 9.x) is not declared: hopper/heuristics.h `should_pack_gqa` returns true for
 every varlen call, so a decode's query heads share one tile (128 rows at head dim 128,
@@ -95,6 +100,9 @@ TRITON_UNIFIED_ATTENTION = VarlenAttentionKernel(
         segments=16, max_programs=128, tile=16, releases=("0.11.0",),
         source="vllm 0.11.0 attention/ops/triton_unified_attention.py:402-405, 418, 584-595, "
                "632-638, 741-753, 800-894"),
+    # vllm 0.11.0 attention/ops/triton_unified_attention.py:746 TILE_SIZE_PREFILL = 32, passed
+    # to kernel_unified_attention_2d (:778), which every call with a prefill runs (:750).
+    prefill_key_tile=32,
 )
 
 # DeepSeek's sparse attention (a spec with an indexer) on a 16-bit cache: FlashMLA's sparse
