@@ -78,6 +78,11 @@ DeepGEMM's Hopper FP8 measurement). Attention runs in bf16 (DeepSeek runs MLA in
 (kvplan.perf.attention_kernel.attention_math: SGLang's trtllm_mla prefill with an fp8 cache on
 SM 10.x, which first casts q, k and v, one small kernel each, launched eagerly too); FP8
 attention runs at `Efficiency.fp8_attention` of the FP8 peak where the preset sets it.
+A decode step of single-token queries whose varlen kernel takes a split-KV path at the
+engine's release (kvplan.perf.split_decode: vLLM 0.11.0's Triton unified attention, gpt-oss on
+SM 8.x / 12.x) adds its float32 partials to every attention layer's bytes and a reduce kernel
+reading them back: `decode_partials`, the rule the simulator's steps (kvplan.perf.mixed_step)
+charge, here over the batch unpadded.
 
 Layouts (`tp`, `dp_attention`, `ep`, MoE TP x EP), their collectives and the engines' fused
 all-reduce + RMSNorm: kvplan.perf.step_comm's docstring. Each operation's charge: kvplan.perf.
@@ -85,6 +90,8 @@ step_ops (`_Step`), whose names, with kvplan.perf.step_comm's, this module re-ex
 """
 
 from __future__ import annotations
+
+import itertools
 
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
@@ -126,6 +133,7 @@ from kvplan.perf.op_counts import (
     topk_kernels,
 )
 from kvplan.perf.router_cost import fp32_router
+from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
 from kvplan.perf.step_comm import _logits_gather
 from kvplan.perf.step_ops import OpTime, StepTime, _indexer_ops, _projection_kernels, _Step
 from kvplan.perf.weight_bytes import bytes_per_param
@@ -208,6 +216,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # The engine's varlen attention kernel (kvplan.perf.attention_kernel): a decode step's
     # queries are `tokens / requests` tokens per request (1: single-token calls).
     kernel = varlen_kernel(eff, spec, gpu, kv_dtype) if phase == "decode" else None
+    # Its split-KV path in a decode step of single-token queries (kvplan.perf.split_decode: vLLM
+    # 0.11.0's Triton unified attention): the partial bytes a layer, by the rule the simulator
+    # charges (decode_partials; the batch unpadded, as step_time pads nothing).
+    split_kv = SplitDecodeCost.of(kernel, spec, att_tp, eff.engine_version) if (
+        tokens == requests) else None
+    partials = decode_partials(split_kv, requests, itertools.repeat(context, requests))
     # The math attention runs in, and the engine's kernel that computes in the KV cache's
     # dtype, with the casts of q, k and v it launches before it (kvplan.perf.attention_kernel).
     att_math = attention_math(eff, spec, gpu, kv_dtype, phase, fp8_attention=fp8_attention)
@@ -269,8 +283,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 up_flops = (requests if phase == "decode" else tokens) * f.kv_up_proj / att_tp
                 s.op("mla_up_proj", flops=up_flops, nbytes=up_bytes)
                 kv_read += up_bytes
-            s.op("attention", flops=tokens * core, nbytes=kv_read, attention=True,
+            s.op("attention", flops=tokens * core, nbytes=kv_read + partials, attention=True,
                  math=att_math)
+            if partials:
+                # The split path's reduce kernel reads the partials back (split_decode).
+                s.op("attention", flops=0.0, nbytes=partials, attention=True, math=att_math)
             ind = cost.layer_indexer(i)
             if ind is not None:
                 _indexer_ops(s, ind, span=span, tokens=tokens, requests=requests, phase=phase,
