@@ -16,6 +16,7 @@ from kvplan.perf.attention_kernel import varlen_kernel
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.mixed_step import MixedStepCost
+from kvplan.perf.roofline import step_time
 from kvplan.perf.split_decode import SplitDecodeCost
 from kvplan.sources.resolve import load_model
 
@@ -113,3 +114,33 @@ def test_from_sums_uses_the_mean_keys() -> None:
     # 36 full layers, each P / BW more bytes and a reduce at the floor.
     assert cost.seconds_from_sums(4, 128_000, []) - plain.seconds_from_sums(
         4, 128_000, []) == pytest.approx(36 * (1_081_344 / BW + FLOOR), rel=1e-9)
+
+
+def test_estimate_decode_step_equals_the_simulators() -> None:
+    # One rule, two callers (kvplan.perf.split_decode.decode_partials): roofline.step_time's
+    # decode step (estimate, plan) of four requests at 32,000 keys on one A100 under vLLM
+    # 0.11.0 charges the split path as the simulator's decode-only step does. The attention
+    # by hand (test_mixed_step_decode_only_by_hand): 18 full layers of (262,144,000 + P) / BW
+    # and 18 sliding ones at the floor, each with a reduce kernel at the floor, P = 1,081,344.
+    spec = load_model(CONFIG)[0]
+    gpu = get_gpu("A100-80GB")
+    eff = _vllm("0.11.0")
+    p = 1_081_344
+    expected = 18 * ((262_144_000 + p) / BW + FLOOR) + 18 * (FLOOR + FLOOR)
+    decode = step_time(spec, gpu, tokens=4, context=32_000, requests=4, eff=eff)
+    assert decode.by_op["attention"] == pytest.approx(expected, rel=1e-9)
+    sim = MixedStepCost(spec, gpu, eff=eff, graph_sizes=(1, 2, 4, 8, 16))
+    assert decode.seconds == pytest.approx(
+        sim.seconds(decode_contexts=[32_000] * 4, chunks=[]), rel=1e-12)
+    # Without the path (0.15.1's kernel reads no partials): the attention is P / BW and 36
+    # floors less (18 full layers' bytes and reduces, 18 sliding reduces).
+    plain = step_time(spec, gpu, tokens=4, context=32_000, requests=4, eff=_vllm("0.15.1"))
+    assert decode.by_op["attention"] - plain.by_op["attention"] == pytest.approx(
+        18 * (p / BW + FLOOR) + 18 * FLOOR, rel=1e-9)
+    # Sixteen requests ((8 + 16) x 8 = 192 programs) or two draft tokens a request (queries
+    # three tokens long) run the one-pass kernel: nothing added.
+    for tokens, requests in ((16, 16), (12, 4)):
+        assert step_time(spec, gpu, tokens=tokens, context=32_000, requests=requests,
+                         eff=eff).by_op["attention"] == step_time(
+            spec, gpu, tokens=tokens, context=32_000, requests=requests,
+            eff=_vllm("0.15.1")).by_op["attention"]

@@ -82,7 +82,7 @@ from kvplan.perf.engine_traits import (
 from kvplan.perf.flops import MLAForm, attention_flops, prefill_form
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.roofline import step_time
-from kvplan.perf.split_decode import SplitDecodeCost
+from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
 from kvplan.perf.vllm_ungraphed import vllm_ungraphed_ops
 
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
@@ -333,12 +333,9 @@ class MixedStepCost:
     def _split_partials(self, decodes: int, contexts: Iterable[int], chunks: bool) -> float:
         """The split-KV path's partial bytes a layer for a step of `decodes` decodes attending
         `contexts` keys (0: a step with a chunk, no split path, or too many programs)."""
-        if chunks or not decodes or self._split is None:
+        if chunks or not decodes:
             return 0.0
-        padded = self._padded.get(decodes, decodes)
-        if not self._split.runs(padded, padded):
-            return 0.0
-        return float(self._split.partial_bytes(contexts))
+        return decode_partials(self._split, self._padded.get(decodes, decodes), contexts)
 
     def attention_seconds(self, decode_contexts: Iterable[int],
                           chunks: Iterable[tuple[int, int]]) -> float:

@@ -78,81 +78,26 @@ DeepGEMM's Hopper FP8 measurement). Attention runs in bf16 (DeepSeek runs MLA in
 (kvplan.perf.attention_kernel.attention_math: SGLang's trtllm_mla prefill with an fp8 cache on
 SM 10.x, which first casts q, k and v, one small kernel each, launched eagerly too); FP8
 attention runs at `Efficiency.fp8_attention` of the FP8 peak where the preset sets it.
+A decode step of single-token queries whose varlen kernel takes a split-KV path at the
+engine's release (kvplan.perf.split_decode: vLLM 0.11.0's Triton unified attention, gpt-oss on
+SM 8.x / 12.x) adds its float32 partials to every attention layer's bytes and a reduce kernel
+reading them back: `decode_partials`, the rule the simulator's steps (kvplan.perf.mixed_step)
+charge, here over the batch unpadded.
 
-Layouts (kvplan.perf.layout.Layout): `tp` splits attention, dense MLP and (without `ep`)
-experts over ranks, with two all-reduces per layer; `dp_attention` gives each rank its own
-requests, whole attention, and the dense MLPs (with the shared experts) and the lm_head where
-the engine keeps them (`Efficiency.dp_attention_weights`, its EngineRules.dp_attention_weights):
-whole on every rank (vLLM, TensorRT-LLM), or split over the TP group (SGLang 0.5.4
-models/deepseek_v2.py:391-424, :601-615, :2862-2868), where a rank streams 1 / tp of their
-weights and runs them on the tokens gathered from every DP rank (the lm_head on the gathered
-rows: layers/logits_processor.py:576-582 `dp_gather_replicate`, 0.5.4), so their FLOPs per
-rank are the gathered tokens x 2 x params / tp; `ep` spreads whole experts over ranks, with an
-all-to-all dispatch (FP8, as DeepEP's low-latency kernels) and combine (bf16) per MoE layer
-(an engine that runs it only under DP attention, `Efficiency.ep_all_to_all_needs_dp`: vLLM's
-FusedMoE, TensorRT-LLM's fused MoE modules, reduces TP-attention EP in the TP all-reduce instead).
-An engine whose prefill (extend) step runs its MLP layers without an all-to-all
-(`Efficiency.prefill_mlp_all_reduce`: SGLang with --moe-a2a-backend none, its default, read in
-0.5.8.post1) pays instead, under DP attention, two all-reduces over the TP group of every rank's
-tokens in bf16 per layer with an MLP (dense or MoE): the gather (layers/dp_attention.py
-`get_dp_padding_mode`: an extend batch takes SUM_LEN, `_dp_gather_via_all_reduce`: each rank
-writes its slice of a zeroed buffer of the summed tokens and all-reduces it;
-layers/communicator.py `_gather_hidden_states_and_residual`; the dense layers too, their MLP
-being TP unless --moe-dense-tp-size 1, `_compute_mlp_mode`) and the output's
-(models/deepseek_v2.py `DeepseekV2MoE.forward_normal` all-reduces `final_hidden_states` when
-tp_size > 1 and not reduce-scattering, which only MAX_LEN does; `dp_scatter` then copies the
-rank's rows back). With TP attention such an EP step has no all-to-all: the experts' partial sums
-join the TP all-reduce after the layer. Its decode steps (`Efficiency.decode_mlp_gather`, read
-in 0.5.5.post2 and 0.5.8.post1) gather the same way but padded to the most tokens a rank holds
-(MAX_LEN: `get_default_mode_in_cuda_graph`, and `get_dp_padding_mode` when the ranks hold about
-as many): `_dp_gather_via_all_gather` (attention TP 1: one NCCL all_gather_into_tensor of the
-TP group) and, after the MLP, `dp_reduce_scatter_tensor` (one reduce_scatter_tensor) in place of
-the output's all-reduce (deepseek_v2.py skips it under `use_reduce_scatter`,
-communicator.py `should_use_reduce_scatter` / `_scatter_hidden_states`): each a ring half,
-latency + (n - 1) / n x the gathered bytes / bandwidth; no all-to-all, TP attention as above.
-The logits gather: an lm_head split over the TP group under DP attention (SGLang without
---enable-dp-lm-head) runs on every DP rank's rows and hands each rank back whole logits of its
-own (layers/logits_processor.py, 0.5.8.post1 :845-946, 0.5.5.post2 :794-895 the same): the
-rows' hidden states gathered by `dp_gather_replicate` at SUM_LEN (LogitsMetadata always takes
-it, :198), one all-reduce of the summed buffer; the GEMM on them (above); the vocabulary shards
-(the padded vocabulary / tp columns each, :258 `do_tensor_parallel_all_gather_dp_attn`, the
-lm_head's dtype) joined by `tensor_model_parallel_all_gather` (distributed/parallel_state.py
-:758-825: an all_gather_into_tensor, a ring half, then a movedim + reshape copy of the whole
-[rows, vocabulary]), then `dp_scatter` of the rank's rows. In a decode CUDA graph the buffer
-holds the captured batch x DP size rows (model_executor/cuda_graph_runner.py:589-596; the
-captured batch is the least capture size >= the busiest rank's, :785-793): kvplan's ranks even,
-rows x DP size. Priced on decode steps.
-A launch's own all-to-all (`Efficiency.moe_a2a`: SGLang's DeepEP, kvplan.engines.sglang.deepep)
-replaces the MoE layers' gathers (timed by `MoeAllToAll.seconds`; dense layers gather if split).
-Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
-the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
-(kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom
-one-shot / two-shot kernel (vLLM / SGLang dispatch by world size and bytes; fixed parts measured
-in CUDA graphs per NVLink generation, one-shot / two-shot: 5.7 / 13.1 us on H100, 7.0 / 19.0 us
-on B300, 10 / 20 us unmeasured on A100), beyond 8 MiB or off NVLink an NCCL ring
-(`Interconnect.all_reduce_s`).
-
-Fused all-reduce + residual + RMSNorm: where an engine runs each TP all-reduce and the RMSNorm
-after it as one kernel by default (kvplan.perf.engine_traits.AllReduceNormFusion; SGLang 0.5.6
-for DeepseekV3ForCausalLM on SM 10.x and GptOssForCausalLM on Blackwell, one node, up to 2,048
-tokens a step: `SGLANG_ALLREDUCE_NORM_FUSION`, set by `engine_efficiency("sglang")`), that norm
-costs no kernel floor in the step (and no op of an eager prefill): 2 x layers - 1 per step, the
-first layer's input norm having no all-reduce before it. The all-reduce keeps its time. Read
-from the engine's code, not fitted.
+Layouts (`tp`, `dp_attention`, `ep`, MoE TP x EP), their collectives and the engines' fused
+all-reduce + RMSNorm: kvplan.perf.step_comm's docstring. Each operation's charge: kvplan.perf.
+step_ops (`_Step`), whose names, with kvplan.perf.step_comm's, this module re-exports.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
 
-from kvplan._util.dtypes import GemmMath
 from kvplan.hardware.gpus import GPU
-from kvplan.hardware.interconnect import Interconnect
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
 from kvplan.model.attention import LatentAttention
-from kvplan.model.quant import round_up
 from kvplan.model.spec import ModelSpec
-from kvplan.perf.attention_cost import LOGIT_BYTES, IndexerCost, attention_cost
+from kvplan.perf.attention_cost import attention_cost
 from kvplan.perf.attention_kernel import (
     attention_math,
     decode_flop_factor,
@@ -188,143 +133,14 @@ from kvplan.perf.op_counts import (
     topk_kernels,
 )
 from kvplan.perf.router_cost import fp32_router
+from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
+from kvplan.perf.step_comm import _logits_gather
+from kvplan.perf.step_ops import OpTime, StepTime, _indexer_ops, _projection_kernels, _Step
 from kvplan.perf.weight_bytes import bytes_per_param
-from kvplan.weights.base import VOCAB_PADDING
 from kvplan.weights.params import count_params, recurrent_params
 
-
-@dataclass(frozen=True, kw_only=True)
-class OpTime:
-    name: str
-    seconds: float
-    bound: str  # "compute", "memory", "comm" or "latency"
-
-
-@dataclass(frozen=True, kw_only=True)
-class StepTime:
-    """One step on one GPU: total seconds and the time by operation kind (summed over layers)."""
-
-    seconds: float
-    by_op: dict[str, float]
-    flops: float
-    bytes: float
-    comm_seconds: float
-
-
-class _Step:
-    """Accumulates operation times for one step. `floor_s` is the least time of one kernel
-    (the CUDA-graph floor); an eager prefill's launch time is added apart (`prefill_launch`)."""
-
-    def __init__(self, gpu: GPU, eff: Efficiency, floor_s: float) -> None:
-        self.gpu, self.eff, self.floor_s = gpu, eff, floor_s
-        self.by_op: dict[str, float] = {}
-        self.flops = self.bytes = self.comm = 0.0
-        self.events: list[tuple[float, int]] = []  # (seconds, kernels) in order: launch_model
-
-    def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
-           attention: bool = False, kernels: int = 1, least_s: float | None = None,
-           rows: int = 0, expert_rows: float = 0.0, mma_sync: bool = False) -> None:
-        """`math`: the type the checkpoint asks its GEMMs to run at (the device's answer:
-        GPU.runs; `mma_sync`: a kernel of Ampere's mma.sync only, GPU.peak_flops). `least_s`:
-        the measured least time, in place of its kernels' floors. `rows`: a weight GEMM's M,
-        for `Efficiency.gemm_shape` (0: not one). `expert_rows`: the routed experts' grouped
-        GEMMs, with that many rows per expert (Efficiency.experts_fraction; 0: not them)."""
-        ran = self.gpu.runs(math)
-        peak = self.gpu.peak_flops(math, mma_sync=mma_sync)
-        frac = self.eff.attention if attention else self.eff.gemm
-        if attention and ran is GemmMath.fp8 and self.eff.fp8_attention is not None:
-            frac = self.eff.fp8_attention
-        if self.eff.gemm_shape is not None and rows and flops and ran is GemmMath.bf16:
-            # Opt-in (kvplan.perf.gemm_shape): the fraction of its mean kernel's shape, N x K =
-            # the weight elements (flops / 2 M) / kernels.
-            frac = self.eff.gemm_shape.fraction(rows, flops / (2 * rows) / kernels)
-        if ran is GemmMath.fp8 and not attention and self.eff.fp8_gemm is not None:
-            frac = self.eff.fp8_gemm
-        if ran is GemmMath.fp8 and not (attention or expert_rows) and self.eff.fp8_dense_gemm:
-            frac = self.eff.fp8_dense_gemm  # opt-in: dense FP8 GEMMs' fitted fraction
-        if expert_rows:
-            frac = self.eff.experts_fraction(ran, expert_rows, frac)
-        hbm = self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm
-        if ran is not GemmMath.bf16 and not attention:
-            kernels *= 2  # each w8a8 / w4a4 GEMM quantizes its activations first (docstring)
-        floor = kernels * self.floor_s if least_s is None else least_s
-        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm), floor)
-        self.flops += flops
-        self.bytes += nbytes
-        self.by_op[name] = self.by_op.get(name, 0.0) + t
-        self.events.append((t, kernels))
-
-    def kernels(self, name: str, n: int) -> None:
-        self.by_op[name] = self.by_op.get(name, 0.0) + n * self.floor_s
-        self.events.append((n * self.floor_s, n))
-
-    def over_floor(self, name: str, nbytes: float) -> None:
-        """A small kernel already counted at the floor moves `nbytes`: the time beyond it."""
-        t = nbytes / (self.gpu.hbm_bytes_per_s * self.eff.hbm)
-        self.bytes += nbytes
-        if t > self.floor_s:
-            self.by_op[name] = self.by_op.get(name, 0.0) + (t - self.floor_s)
-            self.events.append((t - self.floor_s, 0))
-
-    def fixed(self, name: str, seconds: float) -> None:
-        """Time that depends on neither FLOPs nor bytes (the per-layer overhead)."""
-        self.by_op[name] = self.by_op.get(name, 0.0) + seconds
-        self.events.append((seconds, 0))
-
-    def collective(self, name: str, seconds: float) -> None:
-        if seconds > 0:  # a collective is a kernel too: at least one floor
-            seconds = max(seconds, self.floor_s)
-        self.comm += seconds
-        self.by_op[name] = self.by_op.get(name, 0.0) + seconds
-        self.events.append((seconds, 1))
-
-    def result(self) -> StepTime:
-        total = sum(self.by_op.values()) + self.eff.step_overhead_s
-        return StepTime(seconds=total, by_op=dict(self.by_op), flops=self.flops,
-                        bytes=self.bytes, comm_seconds=self.comm)
-
-
-def _projection_kernels(latent: bool, form: MLAForm, absorb: int) -> int:
-    """GEMM kernels of one layer's attention projections (see the module docstring)."""
-    if not latent:
-        return 2  # fused qkv_proj, o_proj
-    extra = 2 if absorb else 1 if form is MLAForm.decompressed else 0
-    return 3 + extra  # fused q_a + kv_a, q_b, o_proj (+ W_UK / W_UV bmm, or kv_b)
-
-
-def _indexer_ops(s: _Step, ind: IndexerCost, *, span: int, tokens: int, requests: int,
-                 phase: str, bpp: float, math: GemmMath) -> None:
-    """One layer's lightning indexer on a rank (kvplan.perf.attention_cost, steps 1-4), whole
-    on every rank: its projections (`bpp`: the whole model's bytes per parameter); the FP8
-    logits of every token over every key it sees (decode: `span` per request, each request's
-    keys read; prefill: one causal prompt of `tokens`, its keys gathered once), fp32 logits
-    written; the top-k reading them back."""
-    s.op("indexer_proj", flops=tokens * 2 * ind.proj_params, nbytes=ind.proj_params * bpp,
-         math=math, kernels=ind.proj_kernels, rows=tokens)
-    if phase == "decode":
-        pairs = tokens * span
-        keys = requests * span
-    else:
-        pairs = tokens * (span + 1) / 2
-        keys = tokens
-    logits = pairs * LOGIT_BYTES
-    s.op("indexer", flops=pairs * ind.pair_flops, nbytes=keys * ind.key_bytes + logits,
-         attention=True, math=GemmMath.fp8)
-    s.op("indexer_topk", flops=0.0, nbytes=logits)
-
-
-def _logits_gather(s: _Step, spec: ModelSpec, ring: Interconnect, *, ranks: int, rows: int,
-                   act_bytes: int) -> None:
-    """The split lm_head's gathers under DP attention (module docstring, `logits gather`):
-    `rows` = every DP rank's logit rows, through the lm_head on each of `ranks` GPUs."""
-    # dp_gather_replicate at SUM_LEN: one all-reduce of the zeroed, summed buffer of rows.
-    s.collective("logits_gather", ring.all_reduce_s(ranks, rows * spec.hidden_size * act_bytes))
-    # tensor_model_parallel_all_gather of the vocabulary shards (the lm_head's dtype, bf16): a
-    # ring all-gather of rows x the padded vocabulary, then one copy of it to row order.
-    logits_bytes = rows * round_up(spec.vocab_size, VOCAB_PADDING) * act_bytes
-    s.collective("logits_gather", ring.latency_s
-                 + (ranks - 1) / ranks * logits_bytes / ring.bytes_per_s)
-    s.op("logits_gather", flops=0.0, nbytes=2 * logits_bytes)
+__all__ = ["OpTime", "StepTime", "_Step", "_indexer_ops", "_logits_gather", "_projection_kernels",
+           "step_time"]
 
 
 def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests: int,
@@ -380,7 +196,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     moe_tokens = tokens * layout.dp_ranks if gathered is None else gathered
     # Under DP attention the engine keeps the dense MLPs (with the shared experts) and the
     # lm_head whole on every rank or split over the TP group (`Efficiency.dp_attention_weights`,
-    # the engine's EngineRules.dp_attention_weights; module docstring): split, a rank streams
+    # the engine's EngineRules.dp_attention_weights; kvplan.perf.step_comm): split, a rank streams
     # its 1 / tp of their weights and runs them on every DP rank's gathered tokens / rows.
     mlp_tp, mlp_tokens, head_tp, head_gather = att_tp, tokens, att_tp, 1
     split = eff.dp_attention_weights if layout.dp_attention else None
@@ -400,12 +216,18 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # The engine's varlen attention kernel (kvplan.perf.attention_kernel): a decode step's
     # queries are `tokens / requests` tokens per request (1: single-token calls).
     kernel = varlen_kernel(eff, spec, gpu, kv_dtype) if phase == "decode" else None
+    # Its split-KV path in a decode step of single-token queries (kvplan.perf.split_decode: vLLM
+    # 0.11.0's Triton unified attention): the partial bytes a layer, by the rule the simulator
+    # charges (decode_partials; the batch unpadded, as step_time pads nothing).
+    split_kv = SplitDecodeCost.of(kernel, spec, att_tp, eff.engine_version) if (
+        tokens == requests) else None
+    partials = decode_partials(split_kv, requests, itertools.repeat(context, requests))
     # The math attention runs in, and the engine's kernel that computes in the KV cache's
     # dtype, with the casts of q, k and v it launches before it (kvplan.perf.attention_kernel).
     att_math = attention_math(eff, spec, gpu, kv_dtype, phase, fp8_attention=fp8_attention)
     in_kv = kv_dtype_kernel(eff, spec, gpu, kv_dtype, phase)
     extra_mla = mla_decode_extra_kernels(eff, spec, gpu, att_tp, phase)  # the engine's, a layer
-    # A step whose MLP layers gather every DP rank's tokens, no all-to-all (module docstring).
+    # A step whose MLP layers gather every DP rank's tokens, no all-to-all (kvplan.perf.step_comm).
     gather = layout.world > 1 and (eff.prefill_mlp_all_reduce if phase == "prefill"
                                    else eff.decode_mlp_gather)
     a2a = eff.moe_a2a if layout.ep > 1 and layout.moe_tp == 1 else None
@@ -461,8 +283,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 up_flops = (requests if phase == "decode" else tokens) * f.kv_up_proj / att_tp
                 s.op("mla_up_proj", flops=up_flops, nbytes=up_bytes)
                 kv_read += up_bytes
-            s.op("attention", flops=tokens * core, nbytes=kv_read, attention=True,
+            s.op("attention", flops=tokens * core, nbytes=kv_read + partials, attention=True,
                  math=att_math)
+            if partials:
+                # The split path's reduce kernel reads the partials back (split_decode).
+                s.op("attention", flops=0.0, nbytes=partials, attention=True, math=att_math)
             ind = cost.layer_indexer(i)
             if ind is not None:
                 _indexer_ops(s, ind, span=span, tokens=tokens, requests=requests, phase=phase,
@@ -540,7 +365,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
             if a2a is not None or (not gather and layout.ep > 1 and layout.moe_tp == 1 and (
                     layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp)):
-                # The launch's own all-to-all (`a2a`, its own time; no gather: docstring), else FP8
+                # The launch's own all-to-all (`a2a`, own time; no gather: step_comm), else FP8
                 # dispatch and bf16 combine. An engine that runs it only with DP ranks (vLLM 0.19.0
                 # fused_moe/config.py:945-946 `use_all2all_kernels = dp_size > 1 and use_ep`;
                 # TensorRT-LLM) reduces TP-attention EP's outputs in the TP all-reduce below.
@@ -561,16 +386,16 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
                 s.collective("dp_gather_scatter", link(layout, gpu, layout.tp).all_reduce_s(
                     layout.tp, moe_tokens * h * act_bytes))
-        gathers = a2a is None if lp.routed_experts else dense_split and bool(lp.mlp)  # docstring
+        gathers = a2a is None if lp.routed_experts else dense_split and bool(lp.mlp)  # step_comm
         if gather and layout.dp_attention and gathers:
             gather_link = link(layout, gpu, layout.world)
             if phase == "prefill":
-                # SUM_LEN gather of every rank's tokens, then the output's all-reduce (docstring).
+                # SUM_LEN gather of every rank's tokens, then the output's all-reduce (step_comm).
                 ar = gather_link.all_reduce_s(layout.world, moe_tokens * h * act_bytes)
                 s.collective("dp_gather_all_reduce", ar)
                 s.collective("dp_gather_all_reduce", ar)
             else:
-                # MAX_LEN: all-gather in, reduce-scatter out, each half a ring (docstring).
+                # MAX_LEN: all-gather in, reduce-scatter out, each half a ring (step_comm).
                 half = gather_link.latency_s + (layout.world - 1) / layout.world * (
                     moe_tokens * h * act_bytes) / gather_link.bytes_per_s
                 s.collective("dp_gather_all_gather", half)

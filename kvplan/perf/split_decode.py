@@ -19,6 +19,11 @@ written by the attention kernel (its bytes: cache rows + P) and read by the redu
 so `tokens` is the padded batch (the caller's CUDA-graph size). The padded rows' partials (one
 key or none) are not counted.
 
+One rule, two callers: `decode_partials` gives a decode-only call's partial bytes a layer to
+kvplan.perf.mixed_step (the simulator's steps, the call padded to its CUDA graph) and to
+kvplan.perf.roofline.step_time (estimate, plan: a decode step of single-token queries, the
+batch unpadded, as step_time pads nothing), each charging them as above.
+
 A worked example (tests/test_split_decode.py): gpt-oss-120b (64 query heads, 8 KV heads, head
 64) at TP 1, four decodes of 32,000 keys: programs (4 // 2 + 4) x 8 = 48 <= 128, split; t =
 ceil(32,000 / 256) = 125, act = ceil(32,000 / 2,000) = 16; P = 4 x 16 x 64 x 264 = 1,081,344
@@ -89,3 +94,15 @@ class SplitDecodeCost:
         """Bytes of float32 partials one layer writes (and its reduce reads back) for decodes
         attending `contexts` keys each."""
         return sum(self.segments(c) for c in contexts) * self.q_heads * self.head_bytes
+
+
+def decode_partials(split: SplitDecodeCost | None, launched: int,
+                    contexts: Iterable[int]) -> float:
+    """The split-KV path's partial bytes one attention layer writes (and its reduce kernel reads
+    back) in a decode-only call of `launched` single-token queries over as many sequences (the
+    launch's, padded to the CUDA graph it replays), the decodes attending `contexts` keys each;
+    0 where the kernel has no split path at the release (`split` None), no decode is launched,
+    or the call has too many programs (`SplitDecodeCost.runs`)."""
+    if split is None or launched <= 0 or not split.runs(launched, launched):
+        return 0.0
+    return float(split.partial_bytes(contexts))
