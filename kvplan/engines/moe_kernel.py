@@ -108,6 +108,14 @@ class CutlassMoeKernel:
     # Its first, untuned tactic on Hopper is a TMA warp-specialized (wgmma) tile (docstring);
     # the tuner's Ampere tiles, mma.sync, are not priced apart.
     mma_sync: bool = False
+    # Whether kvplan prices the activations it moves (kvplan.perf.moe_kernel.priced_kernel);
+    # False: its weights and exact FLOPs only, as for an engine that declares no kernel.
+    prices_traffic: bool = True
+    # Whether its block-FP8 grouped GEMMs run at the fitted FP8 MoE fraction
+    # (kvplan.perf.efficiency.FP8_MOE_GEMM_FIT, aiconfigurator's H100 fused-MoE tables, whose
+    # TensorRT-LLM rows are this kernel's) in place of the dense FP8 GEMMs' (Efficiency.
+    # experts_fraction), wherever the engine runs it, whatever the layout.
+    fitted_fp8: bool = False
 
 
 MoeKernel = FusedMoeKernel | CutlassMoeKernel

@@ -432,11 +432,14 @@ class Efficiency:
             if value < 0:
                 raise InputError(f"{name} must be >= 0, got {value}")
 
-    def experts_fraction(self, ran: GemmMath, rows: float, dense: float) -> float:
+    def experts_fraction(self, ran: GemmMath, rows: float, dense: float,
+                         fitted_fp8: bool = False) -> float:
         """The fraction the routed experts' grouped GEMMs run at, computing in `ran` with
         `rows` rows per expert, where a dense GEMM would run at `dense`: the shape table
         (`moe_gemm_shape`, never above `dense`) where set, else the one fraction per format
-        (`moe_gemm` / `fp8_moe_gemm`) where set, else `dense`. FP4 experts: `dense`."""
+        (`moe_gemm` / `fp8_moe_gemm`) where set, else FP8_MOE_GEMM for FP8 math in a kernel
+        that runs at it (`fitted_fp8`: kvplan.perf.moe_kernel.fitted_fp8_experts), else
+        `dense`. FP4 experts: `dense`."""
         shape = self.moe_gemm_shape
         if shape is not None and ran in (GemmMath.bf16, GemmMath.fp8):
             return min(dense, (shape.bf16 if ran is GemmMath.bf16 else shape.fp8).fraction(rows))
@@ -444,6 +447,8 @@ class Efficiency:
             return self.moe_gemm
         if ran is GemmMath.fp8 and self.fp8_moe_gemm is not None:
             return self.fp8_moe_gemm
+        if ran is GemmMath.fp8 and fitted_fp8:
+            return FP8_MOE_GEMM
         return dense
 
 

@@ -87,6 +87,7 @@ from kvplan.hardware.gpus import GPU
 from kvplan.model.quant import FP32_BYTES
 from kvplan.model.quant_formats import Fp8Block, Mxfp4
 from kvplan.model.spec import ModelSpec
+from kvplan.perf.layout import Layout
 
 FP8_BYTES = 1  # an FP8 e4m3 activation
 
@@ -123,11 +124,31 @@ def priced_kernel(kernels: MoeKernels | None, *, fmt: str | None, version: str |
     if kernels is None or fmt is None:
         return None
     kernel = kernels.kernel(fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp_ranks)
-    if kernel is None:
+    if kernel is None or (isinstance(kernel, CutlassMoeKernel) and not kernel.prices_traffic):
         return None
     if ep == 1 or (kernel.priced_under_tp_ep and dp_ranks == 1):
         return kernel
     return None
+
+
+def fitted_fp8_experts(kernels: MoeKernels | None, *, fmt: str | None, version: str | None,
+                       gpu: GPU | None, ep: int, dp_ranks: int) -> bool:
+    """Whether the engine's fused MoE for experts of format `fmt` computes its block-FP8 grouped
+    GEMMs at the fitted FP8 MoE fraction (CutlassMoeKernel.fitted_fp8: TensorRT-LLM's CUTLASS
+    MoE on Hopper, kvplan.engines.trtllm.moe_kernel), whatever the layout."""
+    if kernels is None or fmt != FP8_BLOCK_EXPERTS:
+        return False
+    kernel = kernels.kernel(fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp_ranks)
+    return isinstance(kernel, CutlassMoeKernel) and kernel.fitted_fp8
+
+
+def layer_kernel(kernels: MoeKernels | None, *, fmt: str | None, version: str | None,
+                 gpu: GPU | None, layout: Layout) -> tuple[MoeKernel | None, bool]:
+    """A MoE layer's fused MoE where this module prices its activations (`priced_kernel`), and
+    whether its grouped GEMMs run at the fitted FP8 MoE fraction (`fitted_fp8_experts`)."""
+    ep, dp = layout.ep, layout.dp_ranks
+    return (priced_kernel(kernels, fmt=fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp),
+            fitted_fp8_experts(kernels, fmt=fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp))
 
 
 def block_rows(kernel: FusedMoeKernel, tokens: int, experts: int, top_k: int = 1) -> int:

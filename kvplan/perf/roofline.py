@@ -173,7 +173,7 @@ from kvplan.perf.flops import (
 )
 from kvplan.perf.launch_model import launch_spill_s
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout, link
-from kvplan.perf.moe_kernel import fused_moe_traffic, priced_kernel, routed_expert_formats
+from kvplan.perf.moe_kernel import fused_moe_traffic, layer_kernel, routed_expert_formats
 from kvplan.perf.op_counts import (
     ATTN_KERNELS,
     FULL_WIDTH_QK_NORM_KERNELS,
@@ -222,13 +222,13 @@ class _Step:
         self.events: list[tuple[float, int]] = []  # (seconds, kernels) in order: launch_model
 
     def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
-           attention: bool = False, kernels: int = 1, least_s: float | None = None,
-           rows: int = 0, expert_rows: float = 0.0, mma_sync: bool = False) -> None:
+           attention: bool = False, kernels: int = 1, least_s: float | None = None, rows: int = 0,
+           expert_rows: float = 0.0, mma_sync: bool = False, fp8_fit: bool = False) -> None:
         """`math`: the type the checkpoint asks its GEMMs to run at (the device's answer:
         GPU.runs; `mma_sync`: a kernel of Ampere's mma.sync only, GPU.peak_flops). `least_s`:
-        the measured least time, in place of its kernels' floors. `rows`: a weight GEMM's M,
-        for `Efficiency.gemm_shape` (0: not one). `expert_rows`: the routed experts' grouped
-        GEMMs, with that many rows per expert (Efficiency.experts_fraction; 0: not them)."""
+        the measured least time, in place of its kernels' floors. `rows`: a weight GEMM's M, for
+        `Efficiency.gemm_shape` (0: not one). `expert_rows`: the routed experts' grouped GEMMs,
+        that many rows an expert (Efficiency.experts_fraction, with `fp8_fit`; 0: not them)."""
         ran = self.gpu.runs(math)
         peak = self.gpu.peak_flops(math, mma_sync=mma_sync)
         frac = self.eff.attention if attention else self.eff.gemm
@@ -243,7 +243,7 @@ class _Step:
         if ran is GemmMath.fp8 and not (attention or expert_rows) and self.eff.fp8_dense_gemm:
             frac = self.eff.fp8_dense_gemm  # opt-in: dense FP8 GEMMs' fitted fraction
         if expert_rows:
-            frac = self.eff.experts_fraction(ran, expert_rows, frac)
+            frac = self.eff.experts_fraction(ran, expert_rows, frac, fp8_fit)
         hbm = self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm
         if ran is not GemmMath.bf16 and not attention:
             kernels *= 2  # each w8a8 / w4a4 GEMM quantizes its activations first (docstring)
@@ -513,13 +513,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             shared_flops = moe_tokens * 2 * lp.mlp / expert_ranks if folded else 0.0
             shared_bytes = lp.mlp * bpp_mlp["dense_mlp"] if folded else 0.0
             # The engine's fused MoE, as its release runs it for the experts' format on this GPU
-            # (kvplan.perf.moe_kernel), on TP ranks or TP-attention EP (priced_kernel): its
-            # GEMMs compute padded rows (Marlin's at the mma.sync rate) and move the
-            # activations; its gated activation and top-k sum, counted at a floor each
-            # (MLP_KERNELS, MOE_EXTRA_KERNELS), take their bytes' time where it is longer.
-            moe_kernel = priced_kernel(eff.moe_kernel, fmt=expert_fmt.get(i),
-                                       version=eff.engine_version, gpu=gpu, ep=layout.ep,
-                                       dp_ranks=layout.dp_ranks)
+            # (kvplan.perf.moe_kernel.layer_kernel), on TP ranks or TP-attention EP: its GEMMs
+            # compute padded rows (Marlin's at the mma.sync rate; fitted_fp8_experts: the FP8
+            # fraction) and move the activations; its gated activation and top-k sum, at a floor
+            # each (MLP_KERNELS, MOE_EXTRA_KERNELS), take their bytes' time where it is longer.
+            moe_kernel, fp8_fit = layer_kernel(eff.moe_kernel, fmt=expert_fmt.get(i), gpu=gpu,
+                                               version=eff.engine_version, layout=layout)
             pad, extra = 1.0, 0.0
             if moe_kernel is not None:
                 pad, extra = fused_moe_traffic(
@@ -531,7 +530,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
                  + shared_bytes + extra, math=math_exp["experts"], kernels=2,
                  least_s=eff.moe_floor_s, expert_rows=moe_tokens * k / n,
-                 mma_sync=moe_kernel is not None and moe_kernel.mma_sync)
+                 mma_sync=moe_kernel is not None and moe_kernel.mma_sync, fp8_fit=fp8_fit)
             fp32_router(s, spec, gpu, eff, router_params=lp.router, tokens=moe_tokens)
             # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the

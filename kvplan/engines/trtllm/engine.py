@@ -46,6 +46,7 @@ from kvplan.engines.trtllm.kv_dtype import (
     trtllm_runnable_kv_dtypes,
 )
 from kvplan.engines.trtllm.launch import check_trtllm_load_quantization, trtllm_launch
+from kvplan.engines.trtllm.moe_kernel import TRTLLM_MOE_KERNELS
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
@@ -126,7 +127,8 @@ class TrtllmEngine(EngineDefaults):
     # experts' output over the TP group (`reduce_results`, or the model's fused all-reduce +
     # norm after the MoE), the TP all-reduce kvplan.perf.roofline already counts.
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True, eager_prefill=True,
-                             prefill_op_count=PrefillOpCount.trtllm)
+                             prefill_op_count=PrefillOpCount.trtllm,
+                             moe_kernel=TRTLLM_MOE_KERNELS)  # kvplan.engines.trtllm.moe_kernel
     # The PyTorch backend's capacity + micro-batch scheduler (tensorrt_llm/_torch/pyexecutor/
     # scheduler.py; kvplan.analysis.simulate.trtllm_scheduler; 1.0 - 1.3, trtllm_lines).
     scheduler = Scheduler.capacity_micro_batch
