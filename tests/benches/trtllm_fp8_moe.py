@@ -15,7 +15,21 @@ The rule moves TensorRT-LLM rows with block-FP8 routed experts on SM 9.x (H100 /
 
 `python -m tests.benches.trtllm_fp8_moe [agg] [disagg]` prints both modes' summary per group:
 rows, rows moved, median TTFT / TPOT ratio (kvplan / measured), median |error|, rows with TTFT /
-TPOT / both inside disagg_rows.BAND.
+TPOT / both inside disagg_rows.BAND (about 19 min of CPU on a shared 2-core host).
+
+Evaluated at c410a464 (the rule frozen, switch off; evaluated with the switch, then left off):
+- agg, HELD OUT for this rule (the bench's split calls all 312 "shaped" by earlier rules:
+  trta2a56's 142 TP-attention EP rows among them): H100 Qwen3-235B-A22B-FP8 (124 rows, all move)
+  TTFT median ratio 0.91 -> 1.19, median |error| 20.5 -> 31.9 %, inside 86 -> 57, both 71 -> 49
+  (TPOT 17.8 -> 17.9 %); H200 DeepSeek-R1 (12, all move) 0.62 -> 0.79, 59.1 -> 51.0 %, inside
+  0 -> 3 (TPOT 42.8 -> 42.9 %); H100 Qwen3-32B (176, dense) does not move. Held out, 136 moved
+  rows: worse, led by the 124 Qwen3-235B rows.
+- disagg 3j (trtdis54 prospective cohort, SHAPED: read by trtttft61): H200 DeepSeek-V3 / R1 (25,
+  20 move) 0.54 -> 0.81, 57.2 -> 33.6 %, inside 3 -> 10; H100 (8) 0.81 -> 0.84, 22.8 -> 21.3 %,
+  inside 6 -> 5. No section-2 / 3a / 3b TensorRT-LLM row on H100 / H200 replays.
+- cost bench: its TensorRT-LLM runs (Qwen3-8B bf16, NIM Llama-3.3-70B fp8) are dense: none moves.
+- B200 (3j's FP8 rows, aggregated DeepSeek FP8 rows) does not move: DeepGEMM there.
+So the held-out rows get worse: the switch stays OFF (opt-in), per the project's policy.
 """
 
 from __future__ import annotations

@@ -8,17 +8,19 @@ stored versions span the 1.0-1.3 lines):
 
 - The backend is `moe_config.backend`, "CUTLASS" by default in 1.0-1.2 (llmapi/llm_args.py
   MoeConfig; kvplan.engines.trtllm.moe_alltoall cites it) and aiconfigurator's generator writes
-  `backend: CUTLASS`. 1.3's AUTO (model_config.py resolve_moe_backend, 1.3.0rc20 lines 339-343, as
-  aiconfigurator v0.9.0 collector/trtllm/collect_moe.py:466-477 quotes it) picks TRTLLM-gen for
-  block FP8 only on SM 10.x and CUTLASS elsewhere: on Hopper every release runs CUTLASS.
-- _torch/modules/fused_moe/fused_moe_cutlass.py `CutlassFusedMoE`: its docstring says "fp8 block
-  scales (SM90 Hopper only)", `forward_chunk` sets use_deepseek_fp8_block_scale for it and calls
-  torch.ops.trtllm.fused_moe (the CUTLASS runner's block-scale path); `_get_quant_method` returns
-  DeepSeekFP8BlockScalesFusedMoEMethodDeepGemm where `get_sm_version() == 100` (later
-  `is_sm_100f()`), and the MoE backend selection (fused_moe/ops, `MoEBackendSelection.
-  select_backend`) picks DeepGemm for "Blackwell (SM100) with block FP8", CUTLASS otherwise.
-  FlashInfer's copy of the kernel refuses block FP8 off SM 9.0 (flashinfer/fused_moe/core.py,
-  "FP8 block scaling not yet implemented for Blackwell").
+  `backend: CUTLASS`. 1.3's AUTO (model_config.py resolve_moe_backend, 1.3.0rc20 lines 339-343,
+  as aiconfigurator 095f58a51 collector/trtllm/collect_moe.py:466-477 quotes it) picks
+  TRTLLM-gen for block FP8 only on SM 10.x and CUTLASS elsewhere: on Hopper every release runs
+  CUTLASS.
+- _torch/modules/fused_moe/fused_moe_cutlass.py `CutlassFusedMoE` (the index's copy at commit
+  000a01de): its docstring says "fp8 block scales (SM90 Hopper only)"; `_get_quant_method` returns
+  DeepSeekFP8BlockScalesFusedMoEMethod for block scales, and `forward_chunk` sets
+  use_deepseek_fp8_block_scale and calls torch.ops.trtllm.fused_moe (the CUTLASS runner's
+  block-scale path). On SM 10.x block FP8 runs DeepGEMM instead: fused_moe_wide_ep.py
+  `WideEPMoE._get_quant_method` returns DeepSeekFP8BlockScalesFusedMoEMethodDeepGemm where
+  `get_sm_version() == 100` (later copies: `is_sm_100f()`), and the MoE backend selection
+  (`MoEBackendSelection.select_backend`) picks DeepGemm for "Blackwell (SM100) with block FP8",
+  CUTLASS otherwise. Which commit each copy is, is not pinned to a tag here.
 
 So the rule holds for block-FP8 experts on SM 9.x (Hopper: H100, H200) in every release
 kvplan knows; B200's block-FP8 MoE runs DeepGEMM (the B200 table's kernel_source `deepgemm`,
@@ -26,8 +28,11 @@ tests/data/moe_op/SOURCES.md) and keeps the dense FP8 fraction; 16-bit and FP4 e
 unchanged. Only the fraction: the kernel's activations (kvplan.perf.moe_kernel.cutlass_traffic)
 stay unpriced for TensorRT-LLM as before (`prices_traffic` False), so the switch moves one rule.
 
-The switch: `TRTLLM_MOE_KERNELS.cutlass_fp8_fitted` (tests/benches/trtllm_fp8_moe.py evaluates
-it off and on)."""
+The switch: `TRTLLM_MOE_KERNELS.cutlass_fp8_fitted`, OFF: evaluated off and on after the rule
+was frozen (tests/benches/trtllm_fp8_moe.py, its docstring's figures), the held-out aggregated
+rows got worse (H100 Qwen3-235B-A22B-FP8, 124 rows: TTFT median |error| 20.5 -> 31.9 %) while
+the shaped disaggregated H200 rows improved, so the fitted fraction stays opt-in (the kernel's
+choice is read from the code, its fraction is fitted)."""
 
 from __future__ import annotations
 
