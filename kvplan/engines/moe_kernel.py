@@ -56,6 +56,11 @@ class FusedMoeKernel:
     load_block_rows: tuple[int, ...] = ()
     load_below: float = 0.0
     mma_sync: bool = False
+    # Whether its block-FP8 grouped GEMMs run at the fitted FP8 MoE fraction
+    # (kvplan.perf.efficiency.FP8_MOE_GEMM_FIT, whose H100 tables include vLLM's Triton
+    # fused_moe) in place of the dense FP8 GEMMs' (Efficiency.experts_fraction; as
+    # CutlassMoeKernel.fitted_fp8). vLLM's behind VllmMoeKernels.fp8_fitted (vllmfp8moe61).
+    fitted_fp8: bool = False
 
     @property
     def priced_under_tp_ep(self) -> bool:

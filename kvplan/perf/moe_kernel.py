@@ -134,12 +134,13 @@ def priced_kernel(kernels: MoeKernels | None, *, fmt: str | None, version: str |
 def fitted_fp8_experts(kernels: MoeKernels | None, *, fmt: str | None, version: str | None,
                        gpu: GPU | None, ep: int, dp_ranks: int) -> bool:
     """Whether the engine's fused MoE for experts of format `fmt` computes its block-FP8 grouped
-    GEMMs at the fitted FP8 MoE fraction (CutlassMoeKernel.fitted_fp8: TensorRT-LLM's CUTLASS
-    MoE on Hopper, kvplan.engines.trtllm.moe_kernel), whatever the layout."""
+    GEMMs at the fitted FP8 MoE fraction (`fitted_fp8` of either kernel type: TensorRT-LLM's
+    CUTLASS MoE on Hopper, kvplan.engines.trtllm.moe_kernel; vLLM's block-FP8 kernels behind
+    VllmMoeKernels.fp8_fitted), whatever the layout."""
     if kernels is None or fmt != FP8_BLOCK_EXPERTS:
         return False
     kernel = kernels.kernel(fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp_ranks)
-    return isinstance(kernel, CutlassMoeKernel) and kernel.fitted_fp8
+    return kernel is not None and kernel.fitted_fp8
 
 
 def layer_kernel(kernels: MoeKernels | None, *, fmt: str | None, version: str | None,

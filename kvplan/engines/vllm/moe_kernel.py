@@ -78,7 +78,19 @@ Triton for 16-bit experts before 0.20 and on GPUs below SM 9.0; FlashInfer CUTLA
 experts from 0.20 on Hopper (SM 9.0) without DP ranks and for block FP8 on Hopper under EP from
 0.17.0; Triton for block FP8 on Hopper without EP (0.12.0, 0.17.0+); FlashInfer's TRT-LLM-gen
 kernel for 16-bit experts from 0.20 on Blackwell (TrtLlmBf16Experts: not read to the byte, not
-priced: weights and exact FLOPs only).
+priced: weights and exact FLOPs only). Unchanged through 0.32.0 (vllmfp8moe61, read in the
+0.32.0 wheel): model_executor/layers/fused_moe/oracle/fp8.py:120-130 still puts TRITON first
+for block FP8 on SM 9.0 without EP and FLASHINFER_CUTLASS first with it; DeepGEMM
+(`VLLM_USE_DEEP_GEMM`, default "1", envs.py:1619) is chosen ahead of that order only where
+VLLM_USE_DEEP_GEMM or VLLM_MOE_USE_DEEP_GEMM is SET in the environment (`envs.is_set`,
+oracle/fp8.py:478-491), so a default launch on Hopper does not run DeepGEMM's MoE.
+
+How fast their block-FP8 grouped GEMMs run (vllmfp8moe61): kvplan prices them at the dense
+FP8 GEMMs' fraction unless `VllmMoeKernels.fp8_fitted` (the switch) has them declare
+`fitted_fp8`, the fitted FP8 MoE fraction (kvplan.perf.efficiency.FP8_MOE_GEMM_FIT: 0.20 of
+the FP8 peak, fitted on aiconfigurator's H100 fused-MoE tables, vLLM 0.19.0's Triton among
+them). tests/benches/vllm_fp8_moe.py evaluates it on vLLM serving rows (its docstring: the
+numbers, and why the switch stays where it is).
 """
 
 from __future__ import annotations
@@ -166,10 +178,24 @@ class VllmMoeKernels:
     """vLLM's default choice of fused-MoE kernel (kvplan.engines.moe_kernel.MoeKernels): the
     Triton or FlashInfer CUTLASS kernels above as vllm_moe_experts answers, Marlin for MXFP4
     experts on a CUDA GPU where the release runs it (vllm_mxfp4_backend), None (weights and
-    exact FLOPs only) where it answers FlashInfer's TRT-LLM-gen kernel or was not read."""
+    exact FLOPs only) where it answers FlashInfer's TRT-LLM-gen kernel or was not read.
+
+    `fp8_fitted` (the switch, vllmfp8moe61; module docstring): the block-FP8 kernels it
+    answers (Triton's or FlashInfer CUTLASS's) declare `fitted_fp8`, their grouped GEMMs at
+    the fitted FP8 MoE fraction (kvplan.perf.efficiency.FP8_MOE_GEMM_FIT) in place of the dense
+    FP8 GEMMs'. False: the dense fraction, kvplan's rule before it."""
+
+    fp8_fitted: bool = False
 
     def kernel(self, fmt: str | None, *, version: str | None, gpu: GPU | None, ep: int,
                dp_ranks: int) -> MoeKernel | None:
+        chosen = self._kernel(fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp_ranks)
+        if self.fp8_fitted and fmt == FP8_BLOCK_EXPERTS and chosen is not None:
+            return replace(chosen, fitted_fp8=True)
+        return chosen
+
+    def _kernel(self, fmt: str | None, *, version: str | None, gpu: GPU | None, ep: int,
+                dp_ranks: int) -> MoeKernel | None:
         if fmt == MXFP4_EXPERTS:
             # Marlin runs on SM 8.x and 12.x in every release read (0.11.0 mxfp4.py:94-99;
             # Triton needs SM 9.0-10.x from 0.11.1, 0.32 puts Marlin first on 12.x) and on
