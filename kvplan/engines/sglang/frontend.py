@@ -36,8 +36,11 @@ The constant is measured, not fitted to a serving row: tests/benches/sglang_fron
 times `self.tokenizer([text])` and the ids' pickling on bench_serving's random-dataset text,
 with a 32,000-token byte-level BPE (no checkpoint's tokenizer is on this machine), on one core
 of this host (`SGLANG_TOKENIZE_S_PER_TOKEN_FIT` says which); a serving host's CPU and Qwen3's
-own tokenizer differ. Releases other than 0.5.9 are not read: kvplan applies the rule to every
-SGLang release (the synchronous tokenizing path is the default one at 0.5.9).
+own tokenizer differ. The same path is in the 0.5.3 sdist (tokenizer_manager.py:540 the
+synchronous `self.tokenizer(...)`, :815 `send_pyobj(tokenized_obj)`, :1294 `handle_loop`;
+server_args.py:160 tokenizer_worker_num 1, :208 stream_interval 1, :386 / :423 batch encode and
+the dynamic batch tokenizer off); other releases are not read, and kvplan applies the rule to
+every SGLang release.
 """
 
 from __future__ import annotations
