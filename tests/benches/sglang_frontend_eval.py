@@ -5,8 +5,10 @@ motivated the stage (shaped: the Qwen3-8B 8,192-token runs' first tokens); 52, 5
 
 Run: python -m tests.benches.sglang_frontend_eval [SET ...]   (default: all six)
 
-The record (the rule frozen at 49771528 before any of these runs was simulated with it; the
-"before" column is the merge branch's replay, sgllong61's warm server included), median |error|
+The record (the rule frozen at 49771528, rebased unchanged as 229275b1 onto merge 32deeb06,
+where the whole printout was rerun and came out identical, before any of these runs was
+simulated with it; "before" is the merge branch's replay, sgllong61's warm server included),
+median |error|
 of the mean TTFT / mean TPOT, without -> with the stage:
 - prospective61, 21 runs (shaped: they motivated the stage, no constant set on them): TTFT
   31.0 -> 25.8 % (better on 12), TPOT 55.6 -> 50.6 % (better on 10); Qwen3-8B 8,192 in: TTFT
