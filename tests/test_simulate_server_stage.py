@@ -9,7 +9,6 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.frontend import ServerQueue
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
@@ -17,7 +16,6 @@ from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.cli import app
-from kvplan.engines.base import Engine
 from kvplan.engines.vllm.frontend import (
     VLLM_API_SERVER_COST,
     VLLM_API_SERVER_LATENCY_S,
@@ -96,9 +94,7 @@ def test_setup_adds_the_stage_only_when_asked() -> None:
     sim, notes = setup(spec, inputs, frontend=True)
     assert sim.scheduler.api_server == VLLM_API_SERVER_COST
     assert any("--frontend" in n and "fitted on one H100 host" in n for n in notes)
-    sglang = estimate_inputs(spec, context=8192, gpu="H100-80GB", engine=Engine.sglang)
-    with pytest.raises(InputError, match="--frontend"):
-        setup(spec, sglang, frontend=True)
+    # SGLang's --frontend is its TokenizerManager (tests/test_sglang_frontend.py).
 
 
 def test_the_fitted_constants_reproduce_their_two_rows() -> None:
@@ -123,7 +119,6 @@ def test_cli_frontend_option() -> None:
     # 100 requests at once (closed loop of 100): with --frontend the engine is handed the k-th
     # (from 1) at 18.18 ms of latency + k x 11.85 ms, the 99th at 1,191 ms, so the p99 TTFT is
     # above that, and the mean above kvplan's default (which hands all 100 over at t = 0).
-    # SGLang is refused in one line.
     args = ["simulate", "llama-3.1-8b", "--gpu", "H100-80GB", "--max-model-len", "4096",
             "--concurrency", "100", "--num-requests", "100", "--input-len", "512",
             "--output-len", "8", "--engine-version", "0.19.0", "-f", "json"]
@@ -133,6 +128,6 @@ def test_cli_frontend_option() -> None:
     with_stage, without = json.loads(served.stdout)["ttft_ms"], json.loads(plain.stdout)["ttft_ms"]
     assert with_stage["p99"] > 18.18 + 99 * 11.85
     assert with_stage["mean"] > without["mean"]
-    refused = runner.invoke(app, [*args, "--engine", "sglang", "--frontend"])
+    refused = runner.invoke(app, [*args, "--engine", "trtllm", "--frontend"])
     assert refused.exit_code == 2 and "--frontend" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1

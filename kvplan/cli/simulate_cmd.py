@@ -131,9 +131,11 @@ def simulate_cmd(
              "step waits one more step.")] = None,
     frontend: Annotated[bool, typer.Option(
         "--frontend", rich_help_panel=HOST_STAGES_PANEL,
-        help="Simulate vLLM's API server CPU before the engine: a serial per-request stage "
-             "(an ingestion ceiling) and a fixed per-request latency, with constants fitted on "
-             "one H100 host's vLLM 0.19 (another host differs).")] = False,
+        help="Simulate the server's CPU before the engine: vLLM's API server (a serial "
+             "per-request stage and a fixed latency, fitted on one H100 host's vLLM 0.19) or "
+             "SGLang's TokenizerManager (prompts tokenized one at a time on the loop that "
+             "streams the outputs, time per token measured on one CPU); a host differs.")
+    ] = False,
     api_output: Annotated[bool, typer.Option(
         "--api-output", rich_help_panel=HOST_STAGES_PANEL,
         help="Simulate vLLM's API server loop after each step: detokenizing and streaming "

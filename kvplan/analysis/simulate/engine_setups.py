@@ -12,6 +12,7 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import EstimateInputs
 from kvplan.analysis.simulate.hybrid_pool import hybrid_caching_refusal
 from kvplan.analysis.simulate.kv_pool import GroupRule
+from kvplan.analysis.simulate.sglang_frontend import with_tokenizer_manager
 from kvplan.analysis.simulate.sglang_pools import sglang_sim_pool
 from kvplan.analysis.simulate.sglang_scheduler import SglangOptionsSim, SglangSchedule
 from kvplan.analysis.simulate.sim_setup import SimSetup
@@ -183,11 +184,8 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     pool's slots beside it cap the running requests, kvplan.analysis.simulate.sglang_pools),
     its max_running_requests (`max_num_seqs`), chunked_prefill_size by GPU
     (kvplan.engines.sglang.options), the radix cache (on unless --disable-radix-cache), the
-    overlap scheduler (`async_scheduling`; on unless turned off). (`api_server`: not modelled
-    for SGLang.)"""
-    if frontend:
-        raise InputError("simulate --frontend: only vLLM's API server is modelled "
-                         "(--engine vllm)")
+    overlap scheduler (`async_scheduling`; on unless turned off), with `frontend` its
+    TokenizerManager (kvplan.analysis.simulate.sglang_frontend; `api_server`: not read)."""
     max_running, overlap, schedule = max_num_seqs, async_scheduling, sglang
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
@@ -245,6 +243,7 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                      "only the ops outside them")
     sched = SchedulerConfig(max_num_seqs=cap_running, max_num_batched_tokens=chunk or tokens,
                             max_model_len=cap.context, async_scheduling=overlap)
+    sched, notes = with_tokenizer_manager(sched, notes, frontend=frontend, dp=dp)
     groups = (GroupRule(kind="full", block_size=plan.block_size),)
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching,
                     cost=cost, dp=dp, sglang=sg, sglang_pool=pool,

@@ -61,9 +61,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
     --max-num-seqs / SGLang --max-running-requests. `api_server`: the requests come through
     `vllm serve`'s OpenAI server (its tokenizer batcher, kvplan.engines.vllm.frontend), not to
-    an engine run in process. `frontend`: the API server's serial CPU stage before the engine,
-    with its fitted constants (`kvplan simulate --frontend`; vLLM only:
-    kvplan.engines.vllm.frontend.VLLM_API_SERVER_COST). `moe_jit_compile_s`: the seconds one
+    an engine run in process. `frontend`: the server's CPU stage before the engine (`simulate
+    --frontend`: vLLM's fitted VLLM_API_SERVER_COST, SGLang's measured TokenizerManager;
+    kvplan.engines.{vllm,sglang}.frontend). `moe_jit_compile_s`: the seconds one
     Triton compile of vLLM's fused-MoE GEMM stalls a step (kvplan.analysis.simulate.moe_jit;
     None: not simulated). `trtllm`: TensorRT-LLM's chunked prefill and capacity scheduler
     policy (None: its defaults). `dp_attention`: the `dp` ranks are one engine's attention-DP
