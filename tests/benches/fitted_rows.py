@@ -1534,6 +1534,13 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "run_one's flashinfer_sampler), recorded from the servers' install after the "
                 "rows were evaluated (gpustackfi61), so they are no test of it",
            rows=_FLASHINFER_AMENDED),
+    Shaped(commit="a8ca5e54",
+           rule="Not a rule, a recorded setting: Anyscale's vLLM 0.11.0 runs ran FlashInfer's "
+                "top-k/top-p sampler warm-up (their SETUP.md lists flashinfer-python "
+                "0.2.14.post1; prospective57.json 'amended', run_one's flashinfer_sampler), "
+                "recorded from the servers' install after the rows were evaluated "
+                "(gpustackfi61), so they are no test of it",
+           rows=_PROSPECTIVE57_ALL[:-1]),
     Shaped(commit="47066847",
            rule="The prompt's host work per token before its first step (opt-in, not a "
                 "default; kvplan.engines.vllm.frontend.VLLM_PROMPT_HOST_COST): vLLM's "
