@@ -1541,6 +1541,13 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "recorded from the servers' install after the rows were evaluated "
                 "(gpustackfi61), so they are no test of it",
            rows=_PROSPECTIVE57_ALL[:-1]),
+    Shaped(commit="7cd05393",
+           rule="Not a rule, a recorded setting: llm-d-benchmark's Mistral-Small-3.2-24B run, "
+                "the one its doc states as vllm/vllm-openai:v0.11.0 (an image that installs "
+                "FlashInfer), ran FlashInfer's top-k/top-p warm-up (the log's "
+                "flashinfer_sampler), recorded after its budget came out -8.2 % with the sort "
+                "(gpustackfi61): +0.8 % with it, no test of it",
+           rows=("llm-d-benchmark-mistral-small-3-2-24b-tp1-16000",)),
     Shaped(commit="47066847",
            rule="The prompt's host work per token before its first step (opt-in, not a "
                 "default; kvplan.engines.vllm.frontend.VLLM_PROMPT_HOST_COST): vLLM's "
