@@ -40,7 +40,8 @@ def test_vllm_budget_median_within_two_percent() -> None:
     # warm-up (kvplan.engines.vllm.moe), its 0.43 GiB not explained; the issue's two H200 0.11.2
     # logs are misses (test_issue_26_logs): 83 of 91. The startup26 session added 18 logs
     # (examples/engine-bench.md: 9 prospective, 7 within; 9 llm-d-benchmark H100 0.11.0 runs
-    # read before the last rule change, 6 within): 96 of 109 (88.1 %), median 0.40 %.
+    # read before the last rule change, 6 within): 96 of 109 (88.1 %), median 0.40 %; 97 since
+    # gpustackfi61 recorded the Mistral-Small-3.2 run's FlashInfer sampler (no test of it).
     s = bench.summary(ROWS)
     assert s["logs"] >= 109
     assert s["median_error"] <= 0.02
@@ -188,7 +189,16 @@ def test_vllm_v1_sort_sampler_on_held_out_logs() -> None:
     assert fitted["log"]["fitted"]
     assert abs(fitted["peak_gib"] - (0.13 + 1024 * 151_936 * 34.64 / GiB)) < 0.01
     flashinfer = [r for r in ROWS if r["log"].get("flashinfer_sampler")]
-    assert len(flashinfer) == 6 and all("dennislee22" in r["log"]["url"] for r in flashinfer)
+    # The dennislee22 logs and (gpustackfi61, recorded after its evaluation: no test of it)
+    # llm-d-benchmark's Mistral-Small-3.2-24B run on vllm/vllm-openai:v0.11.0, which installs
+    # FlashInfer: 1,024 rows x 131,072 logits x 14.37 B + 0.13 GiB = 1.93 GiB against the
+    # logged 2.12 (the sort's 4.46 made its budget -8.2 %).
+    assert len(flashinfer) == 7
+    assert sum("dennislee22" in r["log"]["url"] for r in flashinfer) == 6
+    mistral = next(r for r in flashinfer
+                   if r["log"]["id"] == "llm-d-benchmark-mistral-small-3-2-24b-tp1-16000")
+    assert abs(mistral["peak_gib"] - (0.13 + 1024 * 131_072 * 14.37 / GiB)) < 0.01
+    assert abs(mistral["error"]) < 0.01
     assert all(abs(r["peak_gib"] - 0.13 - 256 * 152_064 * 14.37 / GiB) < 0.01
                for r in flashinfer if r["log"]["spec"] == "qwen2.5-7b")
 

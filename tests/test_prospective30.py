@@ -87,3 +87,34 @@ def test_gpustack_32k_step_by_hand() -> None:
     # is 1,101 ms: the step, not the chunk, is where the two part (prospective_runs.SETTLED).
     step = sim.cost.seconds(decode_contexts=[], chunks=[(16384, 8192)])
     assert step == pytest.approx(0.547, abs=0.001)
+
+
+def test_the_gpustack_runs_ran_flashinfers_sampler() -> None:
+    # gpustackfi61 (the data file's 'amended'): gpustack's runner image installs FlashInfer, so
+    # vLLM 0.11.0 ran its top-k/top-p warm-up (topk_topp_sampler.py:37-57); only the gpustack
+    # runs say so (the kvcached runs are 0.19.0, whose default is the Triton path).
+    doc = prospective_runs.load()
+    assert "da76887" in doc["amended"]
+    for run in doc["runs"]:
+        assert run.get("flashinfer_sampler") is (True if run["id"].startswith("gpustack")
+                                                 else None), run["id"]
+    # The Qwen3-14B 32K run's pool, by hand. The warm-up samples 1,024 rows of 151,936 logits
+    # (an API server's max_num_seqs on an H100); it holds 0.13 GiB (139,586,437 B) + 1,024 x
+    # 151,936 x B, beyond the forward's 1,107,296,256 B: the sort (B = 34.64) 5,389,376,553 B,
+    # FlashInfer's (B = 14.37) 2,235,720,008 B. So FlashInfer's pool is larger by 1,024 x
+    # 151,936 x 20.27 = 3,153,656,545 B (+1 B of the two roundings): 41,311,003,310 B //
+    # (16 tokens x 40 layers x 2 x 8 heads x 128 x 2 B = 2,621,440 B) = 15,758 blocks with the
+    # sort, 44,464,659,856 B // 2,621,440 = 16,961 with FlashInfer.
+    run = next(r for r in doc["runs"] if r["id"] == "gpustack Qwen3-14B H100 random 32000/100")
+    spec = load_spec(str(ROOT / run["model"]))
+    plans = []
+    for flashinfer in (None, True):
+        inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=1,
+                                 engine_version=run["vllm"],
+                                 mem_fraction=run["gpu_memory_utilization"],
+                                 flashinfer_sampler=flashinfer)
+        plans.append(setup(spec, inputs)[0].plan)
+    sort, light = plans
+    assert sort.reserve_bytes - light.reserve_bytes == 3_153_656_546
+    assert (sort.kv_budget_bytes, light.kv_budget_bytes) == (41_311_003_310, 44_464_659_856)
+    assert (sort.num_blocks, light.num_blocks) == (15_758, 16_961)

@@ -41,3 +41,13 @@ def test_requests_follow_the_run() -> None:
     # GLM-4.6's default max_model_len is its max_position_embeddings, 202,752, set on the run
     # (the stand-in glm-4.5.json says 131,072).
     assert _runs()["gpustack GLM-4.6 H200 TP8 random 32000/100"]["max_model_len"] == 202752
+
+
+def test_the_vllm_0_11_runs_ran_flashinfers_sampler() -> None:
+    # gpustackfi61 (the data file's 'amended'): gpustack's runner image installs FlashInfer and
+    # vLLM 0.11.0 runs its sampler whenever it imports; 0.13.0 (DeepSeek-V3.2) makes it opt-in
+    # (from 0.11.1, vllm PR #26859), so those runs keep the default.
+    doc = prospective_runs.load(prospective53_runs.DATA)
+    assert "da76887" in doc["amended"] and "#26859" in doc["amended"]
+    for run in doc["runs"]:
+        assert run.get("flashinfer_sampler") is (True if run["vllm"] == "0.11.0" else None)

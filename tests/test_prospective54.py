@@ -103,3 +103,13 @@ def test_the_run_table_prints_no_frontend_figures_for_an_sglang_run() -> None:
     assert out.getvalue().splitlines()[-1] == (
         "| x | 50.0 / 50.0 / 8.00 / 8.00 / 8.00 | 100.0 / 100.0 / 10.00 / 10.00 / 10.00 | "
         "+100.0% | +100.0% | +25.0% | +25.0% | +25.0% | 0 | - | - |")
+
+
+def test_the_official_v0_11_0_image_ran_flashinfers_sampler() -> None:
+    # gpustackfi61 (the data file's 'amended'): vllm/vllm-openai v0.11.0 installs FlashInfer
+    # (docker/Dockerfile:371-416); only the CloudRift GLM-4.6 runs (0.11.0) say so.
+    doc = prospective_runs.load(prospective54_runs.DATA)
+    assert "docker/Dockerfile:371-416" in doc["amended"]
+    for run in doc["runs"]:
+        assert run.get("flashinfer_sampler") is (
+            True if run["id"].startswith("cloudrift GLM-4.6") else None), run["id"]

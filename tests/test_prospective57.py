@@ -114,3 +114,14 @@ def test_the_dashboard_log_against_kvplans_steps() -> None:
     assert k.prefill_s_per_token < w.prefill_s_per_token / 2
     assert w.steps * k.decode_s + w.prompt_tokens * k.prefill_s_per_token < w.seconds
     assert dict(k.dense_by_op)["tp_all_reduce"] > dict(k.dense_by_op)["experts"]
+
+
+def test_anyscales_runs_ran_flashinfers_sampler() -> None:
+    # gpustackfi61 (the data file's 'amended'): Anyscale's SETUP.md lists flashinfer-python
+    # 0.2.14.post1 beside vllm==0.11.0, whose V1 sampler runs it whenever it imports; the
+    # perf-dashboard run (0.15.1: opt-in) keeps the default.
+    doc = prospective_runs.load(prospective57_runs.DATA)
+    assert "flashinfer-python==0.2.14.post1" in doc["amended"]
+    for run in doc["runs"]:
+        assert run.get("flashinfer_sampler") is (
+            True if run["source"].startswith("anyscale") else None), run["id"]

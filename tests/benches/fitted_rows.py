@@ -301,6 +301,16 @@ _GPUSTACK_V32_RUNS = tuple(f"gpustack DeepSeek-V3.2 H200 TP8 random {case}" for 
     "32000/100", "4000/200", "2000/100", "128/4", "1000/2000"))
 
 
+# The vLLM 0.11.0 runs whose server installed FlashInfer, their sampler recorded after their
+# evaluation (gpustackfi61): prospective53's DeepSeek-R1-0528 / GLM-4.6 runs and prospective54's
+# CloudRift GLM-4.6 runs (prospective30's gpustack rows are _GPUSTACK_RUNS above).
+_FLASHINFER_AMENDED = (
+    *(f"gpustack {model} H200 TP8 random {case}" for model in ("DeepSeek-R1-0528", "GLM-4.6")
+      for case in ("32000/100", "4000/200", "2000/100", "128/4")),
+    *(f"cloudrift GLM-4.6 H200 TP8 chat random 1000/1000 conc {conc}" for conc in (1, 512)),
+    *_GPUSTACK_RUNS)
+
+
 # AccelMark's blind2 runs (tests/benches/accelmark_runs.py, every QPS level of each): their A100
 # TPOT, short by 1.2-1.6x, led to reading vLLM's attention backend and FlashAttention 2's kernel.
 _ACCELMARK_BLIND2 = tuple(
@@ -1517,6 +1527,27 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "gpt-oss-120b 32000/100 rows' measured TPOT and output rate implied about four "
                 "32k requests in the pool where the replay held three (gptosspool61)",
            rows=_PROSPECTIVE60_GPT_OSS),
+    Shaped(commit="93d058ba",
+           rule="Not a rule, a recorded setting: these vLLM 0.11.0 runs ran FlashInfer's "
+                "top-k/top-p sampler warm-up (gpustack's runner image and the official "
+                "vllm/vllm-openai v0.11.0 image install FlashInfer; the data files' 'amended', "
+                "run_one's flashinfer_sampler), recorded from the servers' install after the "
+                "rows were evaluated (gpustackfi61), so they are no test of it",
+           rows=_FLASHINFER_AMENDED),
+    Shaped(commit="a8ca5e54",
+           rule="Not a rule, a recorded setting: Anyscale's vLLM 0.11.0 runs ran FlashInfer's "
+                "top-k/top-p sampler warm-up (their SETUP.md lists flashinfer-python "
+                "0.2.14.post1; prospective57.json 'amended', run_one's flashinfer_sampler), "
+                "recorded from the servers' install after the rows were evaluated "
+                "(gpustackfi61), so they are no test of it",
+           rows=_PROSPECTIVE57_ALL[:-1]),
+    Shaped(commit="7cd05393",
+           rule="Not a rule, a recorded setting: llm-d-benchmark's Mistral-Small-3.2-24B run, "
+                "the one its doc states as vllm/vllm-openai:v0.11.0 (an image that installs "
+                "FlashInfer), ran FlashInfer's top-k/top-p warm-up (the log's "
+                "flashinfer_sampler), recorded after its budget came out -8.2 % with the sort "
+                "(gpustackfi61): +0.8 % with it, no test of it",
+           rows=("llm-d-benchmark-mistral-small-3-2-24b-tp1-16000",)),
     Shaped(commit="47066847",
            rule="The prompt's host work per token before its first step (opt-in, not a "
                 "default; kvplan.engines.vllm.frontend.VLLM_PROMPT_HOST_COST): vLLM's "
