@@ -87,7 +87,7 @@ def test_above_graphs_prices_only_steps_past_the_largest_graph() -> None:
 
 def test_ungraphed_launch_prices_vllm_only() -> None:
     # The opt-in price set only for vLLM's step costs, and restored after.
-    from kvplan.analysis.simulate import run
+    from kvplan.analysis.simulate import engine_setups as run  # the step costs are built there
     from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
     from tests.benches.ttft_forensic import ungraphed_launch
 

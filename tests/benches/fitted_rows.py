@@ -31,6 +31,7 @@ FITTED_MODULES = (
     "kvplan.perf.efficiency",
     "kvplan.engines.vllm.frontend",
     "kvplan.engines.vllm.engine_core",
+    "kvplan.engines.sglang.frontend",
 )
 
 

@@ -93,7 +93,7 @@ def launch_model(model: str, launch_s: float) -> Iterator[None]:
     """Every efficiency the engine rules hand out (kvplan.perf.engine_traits.engine_efficiency,
     where the simulator's set-up imported it too) under `model` at `launch_s` where it pays a
     launch at all (SGLang's), for this bench's counterfactuals only."""
-    from kvplan.analysis.simulate import run
+    from kvplan.analysis.simulate import engine_setups as run  # the step costs are built there
     from kvplan.perf import engine_traits
 
     real = engine_traits.engine_efficiency

@@ -136,7 +136,7 @@ def eager_launch() -> Iterator[None]:
     steps under --enforce-eager (kvplan.perf.engine_traits.engine_efficiency: each op of
     SGLang's model code, which stands in for vLLM's, x the 70 us PREFILL_LAUNCH_FIT, added to
     a step holding a prompt chunk)."""
-    from kvplan.analysis.simulate import run
+    from kvplan.analysis.simulate import engine_setups as run  # the step costs are built there
 
     inner = run.engine_efficiency
 
@@ -156,7 +156,7 @@ def eager_launch() -> Iterator[None]:
 def ungraphed_launch(price: float = VLLM_UNGRAPHED_LAUNCH_S) -> Iterator[None]:
     """Every vLLM step cost built inside it with kvplan's opt-in price of a step above the
     largest CUDA graph (`Efficiency.ungraphed_launch_s`; kvplan.perf.vllm_ungraphed)."""
-    from kvplan.analysis.simulate import run
+    from kvplan.analysis.simulate import engine_setups as run  # the step costs are built there
 
     inner = run.engine_efficiency
 
