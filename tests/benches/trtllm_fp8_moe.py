@@ -114,17 +114,13 @@ def groups(keys: list[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def main(argv: list[str]) -> None:
-    if argv[:1] == ["--mode"]:
-        _switch(argv[1] == "on")
-        sets = argv[2:] or ["agg", "disagg"]
-        print(json.dumps({s: {"agg": agg, "disagg": disagg}[s]() for s in sets}))
-        return
-    sets = argv or ["agg", "disagg"]
+def print_off_on(module: str, sets: list[str], what: str) -> None:
+    """Runs `python -m module --mode off|on SETS` (each switch in a process of its own) and
+    prints the off -> on table by group; vllm_fp8_moe shares it."""
     off, on = (json.loads(subprocess.run(
-        [sys.executable, "-m", "tests.benches.trtllm_fp8_moe", "--mode", mode, *sets],
+        [sys.executable, "-m", module, "--mode", mode, *sets],
         check=True, capture_output=True, text=True).stdout) for mode in ("off", "on"))
-    print("switch off -> on (TensorRT-LLM CUTLASS block-FP8 MoE at FP8_MOE_GEMM)")
+    print(f"switch off -> on ({what})")
     print("| group | rows | moved | TTFT ratio median | TTFT median abs error | TTFT inside "
           "| TPOT ratio median | TPOT median abs error | TPOT inside | both inside |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -133,6 +129,16 @@ def main(argv: list[str]) -> None:
         b = {k: tuple(v) for k, v in on[s].items()}
         for name, keys in groups(sorted(a)):
             print(line(name, {k: a[k] for k in keys}, {k: b[k] for k in keys if k in b}))
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--mode"]:
+        _switch(argv[1] == "on")
+        sets = argv[2:] or ["agg", "disagg"]
+        print(json.dumps({s: {"agg": agg, "disagg": disagg}[s]() for s in sets}))
+        return
+    print_off_on("tests.benches.trtllm_fp8_moe", argv or ["agg", "disagg"],
+                 "TensorRT-LLM CUTLASS block-FP8 MoE at FP8_MOE_GEMM")
 
 
 if __name__ == "__main__":

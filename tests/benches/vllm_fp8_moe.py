@@ -74,11 +74,10 @@ OFF (`VllmMoeKernels.fp8_fitted`, opt-in by constructing VllmMoeKernels(fp8_fitt
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
-from tests.benches.trtllm_fp8_moe import Ratios, groups, line
+from tests.benches.trtllm_fp8_moe import Ratios, print_off_on
 
 HOPPER = ("h100_sxm", "h200_sxm")
 HOPPER_RUN_GPUS = ("H100-80GB", "H200-141GB", "H200")
@@ -148,19 +147,8 @@ def main(argv: list[str]) -> None:
         _switch(argv[1] == "on")
         print(json.dumps({s: sets_fn[s]() for s in argv[2:] or list(sets_fn)}))
         return
-    sets = argv or list(sets_fn)
-    off, on = (json.loads(subprocess.run(
-        [sys.executable, "-m", "tests.benches.vllm_fp8_moe", "--mode", mode, *sets],
-        check=True, capture_output=True, text=True).stdout) for mode in ("off", "on"))
-    print("switch off -> on (vLLM block-FP8 fused MoE at FP8_MOE_GEMM)")
-    print("| group | rows | moved | TTFT ratio median | TTFT median abs error | TTFT inside "
-          "| TPOT ratio median | TPOT median abs error | TPOT inside | both inside |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for s in sets:
-        a = {k: tuple(v) for k, v in off[s].items()}
-        b = {k: tuple(v) for k, v in on[s].items()}
-        for name, keys in groups(sorted(a)):
-            print(line(name, {k: a[k] for k in keys}, {k: b[k] for k in keys if k in b}))
+    print_off_on("tests.benches.vllm_fp8_moe", argv or list(sets_fn),
+                 "vLLM block-FP8 fused MoE at FP8_MOE_GEMM")
 
 
 if __name__ == "__main__":
