@@ -93,11 +93,12 @@ def rate_plan_view(plan: RatePlan) -> View:
             notes.append(f"One fewer: {last.gpus} GPU(s) ({shape}) misses ({why}).")
     notes.append("Each layout simulated on the same request stream (`kvplan simulate`'s "
                  "scheduler and cost model); fewest GPUs first.")
-    shown = [t for t in plan.search.trials if t.dp_attention]
-    if shown:
-        notes.append(f"N DP-attn: one {plan.engine_name} engine on N GPUs, attention data-parallel "
-                     f"over N ranks in lockstep, experts over the GPUs (e.g. "
-                     f"{plan.layout_text(shown[-1])}; `kvplan simulate --dp-attention`).")
+    attention_dp = [t for t in plan.search.trials if t.dp_attention]
+    if attention_dp:
+        notes.append(f"N DP-attn: one {plan.engine_name} engine on N GPUs, attention "
+                     "data-parallel over N ranks in lockstep, experts over the GPUs (e.g. "
+                     f"{plan.layout_text(attention_dp[-1])}; `kvplan simulate "
+                     "--dp-attention`).")
     if plan.engine_args:
         notes.append("Engine flags on every layout: "
                      + ", ".join(a["given"] for a in plan.engine_args) + ".")
