@@ -134,3 +134,22 @@ def test_table_names_the_attention_dp_layout_in_the_engines_words() -> None:
 def test_no_dp_attention_needs_rate() -> None:
     r = runner.invoke(app, ["plan", "deepseek-v2-lite", "--no-dp-attention"])
     assert r.exit_code == 2 and "need --rate" in r.output
+
+
+def test_deepseek_v3_on_h200_under_sglang_meets_only_with_attention_dp() -> None:
+    """DeepSeek-V3 (FP8, MLA, 256 experts) on one H200 node under SGLang, 10 req/s of 2,000 in
+    / 500 out, p90 TPOT within 75 ms. Simulated when this test was written: TP 8 78.9 ms,
+    attention DP over 8 (EP 8) 70.0 ms; under 8 GPUs the model leaves no KV pool. So the
+    answer is 8 GPUs with attention DP (without it: none meets, exit 3), and 7 GPUs fail."""
+    args = ["plan", "deepseek-v3", "--gpu", "H200", "--engine", "sglang", "-c", "8192",
+            "--rate", "10", "--slo-ttft-ms", "1000", "--slo-tpot-ms", "75", "--input-len",
+            "2000", "--output-len", "500", "--num-requests", "200", "--seed", "0"]
+    code, data = _json(*args)
+    assert code == 0 and data["gpus"] == 8
+    assert data["layout"] == {"tp": 1, "pp": 1, "dp_attention": True, "ep": 8}
+    assert data["layout_text"] == "tp 8, dp-attention 8, ep 8"
+    tp8 = [t for t in data["trials"] if (t["tp"], t["replicas"]) == (8, 1)]
+    assert len(tp8) == 1 and not tp8[0]["meets"] and tp8[0]["tpot_ms_p90"] > 75
+    assert data["one_fewer"]["gpus"] == 7 and data["one_fewer"]["refused"]
+    code, plain = _json(*args, "--no-dp-attention")
+    assert code == 3 and plain["gpus"] is None
