@@ -74,10 +74,12 @@ def test_streamed_text_is_the_held_text(chunk: int) -> None:
 
 def test_rate_layouts_are_generated_in_order_and_bounded() -> None:
     # By GPU count, then the smaller TP; replicas stop at the requests in the stream.
-    assert list(_layouts((1, 2, 4, 8), 8, 3)) == [
-        (1, 1), (1, 2), (2, 1), (1, 3), (2, 2), (4, 1), (2, 3), (4, 2), (8, 1)]
+    assert [(s.tp, s.dp, s.rank) for s in _layouts((1, 2, 4, 8), 8, 3)] == [
+        (1, 1, None), (1, 2, None), (2, 1, None), (1, 3, None), (2, 2, None), (4, 1, None),
+        (2, 3, None), (4, 2, None), (8, 1, None)]
     huge = _layouts((1, 2, 4, 8), 1 << 40, 1 << 40)  # generated, never listed
-    assert next(huge) == (1, 1)
+    first = next(huge)
+    assert (first.tp, first.dp, first.rank) == (1, 1, None)
 
 
 def test_cpu_ranks_are_bounded() -> None:

@@ -299,7 +299,7 @@ def test_plan_refuses_the_flags_where_nothing_is_simulated() -> None:
     _refused([*PLAN_RATE, "--engine", "sglang", "--engine-arg=--max-prefill-tokens=x"],
              "--max-prefill-tokens expects an integer >= 1")
     _refused([*PLAN_RATE, "--engine", "trtllm", "--engine-arg",
-              "attention_dp_config.enable_balance=true"], "plan --rate does not search")
+              "attention_dp_config.enable_balance=true"], "also searches layouts without it")
     _refused(["plan", "llama-3.1-8b", "--engine-arg=--max-num-seqs=8"], "need --rate")
     _refused(["plan", "llama-3.1-8b", "--disagg", "--concurrency", "8",
               "--engine-arg=--max-num-seqs=8"], "--engine-arg", "not taken with --disagg")

@@ -30,7 +30,10 @@ def test_llama_8b_at_12_rps_needs_two_replicas_and_one_gpu_misses() -> None:
     code, data = _json()
     assert code == 0
     assert (data["rate"], data["gpus"], data["layout"], data["replicas"]) == (
-        12.0, 2, {"tp": 1, "pp": 1}, 2)
+        12.0, 2, {"tp": 1, "pp": 1, "dp_attention": False, "ep": 1}, 2)
+    # A dense model: no attention-DP layout tried (tests/test_plan_rate_dp_attention.py).
+    assert not any(t["dp_attention"] for t in data["trials"])
+    assert data["layout_text"] == "tp 1, dp 2"
     assert data["slo"] == {"ttft_ms": 150.0, "tpot_ms": 15.0, "percentile": 90}
     best, fewer = data["best"], data["one_fewer"]
     assert best["meets"] and best["ttft_ms_p90"] <= 150 and best["tpot_ms_p90"] <= 15

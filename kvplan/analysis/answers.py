@@ -91,6 +91,8 @@ class RatePlanHeadline:
     gpus: int | None = None
     tp: int | None = None
     replicas: int | None = None
+    # With attention DP: the layout in the engine's words (RatePlan.layout_text); None without.
+    dp_attention_layout: str | None = None
 
 
 def rate_plan_headline(plan: RatePlan) -> RatePlanHeadline:
@@ -98,7 +100,9 @@ def rate_plan_headline(plan: RatePlan) -> RatePlanHeadline:
     base = {"rate": plan.rate, "gpu": plan.gpu, "max_gpus": plan.max_gpus}
     if best is None:
         return RatePlanHeadline(**base)
-    return RatePlanHeadline(**base, gpus=best.gpus, tp=best.tp, replicas=best.dp)
+    return RatePlanHeadline(**base, gpus=best.gpus, tp=best.tp, replicas=best.dp,
+                            dp_attention_layout=plan.layout_text(best) if best.dp_attention
+                            else None)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,7 @@ from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.accuracy import measured_error
 from kvplan.engines.base import PlanInputs
 from kvplan.engines.kv_dtype import planned_kv_dtypes, supported_kv_dtypes
-from kvplan.engines.moe_layout import check_moe_tp_x_ep
+from kvplan.engines.moe_layout import check_moe_tp_x_ep, even_ep
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import scale_up_gpus
 from kvplan.model.attention import LatentAttention
@@ -110,8 +110,7 @@ def with_ep(spec: ModelSpec, req: PlanRequest, layout: Layout) -> Layout:
         return layout
     spans = req.engine.rules.launch.ep_over_dp and not layout.dp_attention
     ranks = layout.tp * (layout.dp if spans else 1)
-    ep = ranks if spec.moe.n_routed_experts % ranks == 0 else 1
-    return replace(layout, ep=ep)
+    return replace(layout, ep=even_ep(spec, ranks))
 
 
 def _replicated(spec: ModelSpec, req: PlanRequest, cand: Candidate, fraction: float | None,

@@ -1,5 +1,6 @@
 """`kvplan plan MODEL --rate R --slo-ttft-ms X --slo-tpot-ms Y` (issue 30, item 5): the fewest GPUs
-(TP x replicas) that serve the request stream within the SLOs in the simulator
+(TP x replicas, or for a MoE model one engine with attention DP over them) that serve the
+request stream within the SLOs in the simulator
 (kvplan.analysis.simulate.rate_search.fewest_gpus), with its goodput and headroom, and the
 layouts of fewer GPUs that were simulated and missed.
 """
@@ -19,6 +20,7 @@ from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.engines.context import default_context
 from kvplan.engines.kv_dtype import ENGINE_AUTO, run_kv_dtype
+from kvplan.engines.launch import LaunchLayout
 from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
@@ -44,6 +46,7 @@ class RatePlan:
     engine_args: tuple[dict[str, Any], ...] = ()
     # The time model's opt-in rules on (kvplan.perf.cost_rules.CostRules.records).
     cost_rules: tuple[dict[str, Any], ...] = ()
+    gpus_per_node: int = 8
 
     @property
     def best(self) -> LayoutTrial | None:
@@ -55,6 +58,24 @@ class RatePlan:
         if self.best is None:
             return self.search.trials
         return tuple(t for t in self.search.trials if t.gpus < self.best.gpus)
+
+    def launch_layout(self, trial: LayoutTrial) -> LaunchLayout:
+        """The trial as the engine's launch command spells it (kvplan.engines.launch): `dp`
+        replicas of `tp` GPUs, or one engine of the trial's GPUs with attention DP over its
+        `dp` ranks and the experts over `ep` of them."""
+        tp = trial.gpus if trial.dp_attention else trial.tp
+        return LaunchLayout(tp=tp, dp=trial.dp, ep=trial.ep, dp_attention=trial.dp_attention,
+                            gpus_per_node=self.gpus_per_node)
+
+    @property
+    def engine_name(self) -> str:
+        return Engine(self.engine).rules.display_name
+
+    def layout_text(self, trial: LayoutTrial) -> str:
+        """The trial's layout in the engine's own words (EngineRules.layout_text): "tp 8,
+        dp-attention 8, ep 8" for SGLang, "tp 1, dp 8, ep 8 (data-parallel attention)" for
+        vLLM."""
+        return Engine(self.engine).rules.layout_text(self.launch_layout(trial))
 
     def at(self, trial: LayoutTrial, metric: str) -> float | None:
         """The trial's `metric` (ttft_ms, tpot_ms) at the SLO percentile."""
@@ -81,8 +102,8 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   limit_mm_per_prompt: str | None = None,
                   skip_mm_profiling: bool = False, engine_args: Sequence[str] = (),
                   max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
-                  cost_rules: Any = None, moe_a2a: dict[str, Any] | None = None
-                  ) -> RatePlan:
+                  cost_rules: Any = None, moe_a2a: dict[str, Any] | None = None,
+                  dp_attention: bool = True) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
     stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
@@ -95,7 +116,9 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     engine's defaults), on every layout too. `cost_rules`: the time model's opt-in rules
     (kvplan.perf.cost_rules.CostRules; None: none), on every layout; `moe_a2a`: SGLang's MoE
     all-to-all settings as kvplan's options give them (EngineSettings' fields of those names;
-    --engine-arg sets them too)."""
+    --engine-arg sets them too). `dp_attention`: also try, for a MoE model, one engine with
+    attention DP over 2, 4, 8 GPUs (up to `gpus_per_node`) where the engine runs it as
+    `kvplan simulate --dp-attention` does (rate_search.fewest_gpus; False: `--no-dp-attention`)."""
     check_token_sized(spec, "plan --rate")
     settings = with_engine_args(EngineSettings(max_num_seqs=max_num_seqs,
                                                max_num_batched_tokens=max_num_batched_tokens,
@@ -103,8 +126,8 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                                 engine, engine_args, engine_version)
     if settings.trtllm.adp_balance is not None:
         raise InputError("--engine-arg attention_dp_config.enable_balance=true: needs attention "
-                         "DP, which plan --rate does not search (kvplan simulate "
-                         "--dp-attention takes it)")
+                         "DP on every layout, and plan --rate also searches layouts without it "
+                         "(kvplan simulate --dp-attention takes it)")
     if "," in gpu:
         raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
     kv_dtype, _ = run_kv_dtype(engine, spec, kv_dtype, engine_version, get_gpu(gpu))
@@ -123,7 +146,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          platform=platform, cpu_amx=cpu_amx,
                          limit_mm_per_prompt=limit_mm_per_prompt,
                          skip_mm_profiling=skip_mm_profiling, executor=executor,
-                         settings=settings, cost_rules=cost_rules,
+                         settings=settings, cost_rules=cost_rules, dp_attention=dp_attention,
                          jobs=usable_cpus() if jobs is None else jobs)
     return RatePlan(model=model, gpu=gpu, engine=engine.value, rate=rate,
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
@@ -132,5 +155,5 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                               "input_len": options.input_len,
                               "output_len": options.output_len, "trace": options.trace,
                               "trace_format": options.trace_format, "seed": options.seed},
-                    engine_args=tuple(settings.applied_dicts()),
+                    engine_args=tuple(settings.applied_dicts()), gpus_per_node=gpus_per_node,
                     cost_rules=() if cost_rules is None else tuple(cost_rules.records()))

@@ -16,6 +16,7 @@ from kvplan.cli.vocab import (
     ENGINE_PANELS,
     HOST_STAGES_PANEL,
     LENGTH_SPREAD_PANEL,
+    RATE_LAYOUTS_PANEL,
 )
 
 FULL_HELP_KEY = "kvplan_full_help"
@@ -24,7 +25,8 @@ ENGINES_TOPIC = "engines"
 _CHOICES_MAX = 22
 # Panels shown folded in a command's one-screen --help: one line naming their options, each in
 # full in `kvplan help COMMAND` (the offload tiers' fourteen options, issue 29).
-FOLDED_PANELS = ("KV offload", HOST_STAGES_PANEL, COST_RULES_PANEL, LENGTH_SPREAD_PANEL)
+FOLDED_PANELS = ("KV offload", HOST_STAGES_PANEL, COST_RULES_PANEL, LENGTH_SPREAD_PANEL,
+                 RATE_LAYOUTS_PANEL)
 
 
 def first_sentence(doc: str) -> str:

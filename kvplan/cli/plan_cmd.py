@@ -68,6 +68,7 @@ from kvplan.cli.workload_opts import (
     ExecutorOpt,
     InputLenOpt,
     JobsOpt,
+    NoDpAttentionOpt,
     NumRequestsOpt,
     OutputLenOpt,
     RateOpt,
@@ -201,6 +202,7 @@ def plan_cmd(
     slo_percentile: SloPercentileOpt = 90,
     jobs: JobsOpt = None,
     executor: ExecutorOpt = Executor.process,
+    no_dp_attention: NoDpAttentionOpt = False,
     num_requests: NumRequestsOpt = None,
     input_len: InputLenOpt = 1024,
     output_len: OutputLenOpt = 128,
@@ -323,6 +325,7 @@ def plan_cmd(
                    limit_mm_per_prompt=limit_mm_per_prompt,
                    skip_mm_profiling=skip_mm_profiling or None, jobs=jobs, executor=executor,
                    engine_args=tuple(engine_arg or ()), max_num_seqs=max_num_seqs,
+                   dp_attention=not no_dp_attention,
                    cost_rules=rules if rules.on else None, moe_a2a=moe_a2a,
                    max_num_batched_tokens=max_num_batched_tokens,
                    workload={"num_requests": num_requests, "input_len": input_len,
@@ -331,10 +334,11 @@ def plan_cmd(
         return
     with handle_errors():
         if (slo_ttft_ms is not None or slo_tpot_ms is not None or trace is not None
-                or jobs is not None or executor is not Executor.process or engine_arg):
+                or jobs is not None or executor is not Executor.process or engine_arg
+                or no_dp_attention):
             raise InputError("--slo-ttft-ms / --slo-tpot-ms / --trace / --jobs / --executor / "
-                             "--engine-arg: need --rate (plan then searches the fewest GPUs "
-                             "that meet the SLOs in the simulator)")
+                             "--engine-arg / --no-dp-attention: need --rate (plan then searches "
+                             "the fewest GPUs that meet the SLOs in the simulator)")
         given: dict[str, Any] = {}
         if scenario is not None:
             from kvplan.sources.files import shown_path
@@ -477,7 +481,7 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                                            "limit_mm_per_prompt", "skip_mm_profiling",
                                            "engine_args", "max_num_seqs",
                                            "max_num_batched_tokens", "cost_rules",
-                                           "moe_a2a")
+                                           "moe_a2a", "dp_attention")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))

@@ -37,6 +37,8 @@ COST_RULES_PANEL = "Opt-in cost rules, SGLang DeepEP"
 # A benchmark client's random length spread (simulate --random-range-ratio, its convention):
 # folded as the host stages are.
 LENGTH_SPREAD_PANEL = "Length spread"
+# The layouts `plan --rate` searches (--no-dp-attention): folded as the host stages are.
+RATE_LAYOUTS_PANEL = "Rate search layouts"
 
 
 def parse_tokens(option: str, text: str, *, minimum: int = 1) -> int:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from kvplan.analysis.simulate.executor import Executor
-from kvplan.cli.vocab import tokens_option
+from kvplan.cli.vocab import RATE_LAYOUTS_PANEL, tokens_option
 
 
 class RangeRatioConvention(str, Enum):
@@ -50,6 +50,11 @@ JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1,
     help="With --rate: layouts simulated at once (default: the usable CPUs; 1: in this "
          "process).")]
+NoDpAttentionOpt = Annotated[bool, typer.Option(
+    "--no-dp-attention", rich_help_panel=RATE_LAYOUTS_PANEL,
+    help="With --rate: leave out the layouts with attention data parallelism (tried by "
+         "default for a MoE model: one engine of 2, 4, 8 GPUs, attention DP over them, "
+         "experts over them, as `kvplan simulate --dp-attention` runs it).")]
 ExecutorOpt = Annotated[Executor, typer.Option(
     "--executor", help="With --rate: where layouts are simulated: local (this process), "
                        "process (a pool of --jobs processes) or ray (Ray tasks; RAY_ADDRESS "

@@ -52,3 +52,12 @@ def check_moe_tp_x_ep(rules: EngineRules, spec: ModelSpec, *, tp: int, ep: int,
             f"--ep {ep} under --tp {tp}: {moe.n_routed_experts} experts over {ep} EP groups, "
             f"each expert's {moe.moe_intermediate_size} columns over MoE TP {moe_tp}: both "
             "must divide evenly")
+
+
+def even_ep(spec: ModelSpec, ranks: int) -> int:
+    """The expert-parallel ranks a plan runs a MoE model with over `ranks` GPUs: all of them
+    where the routed experts split evenly over them, else 1 (experts split by TP: kvplan sizes
+    no uneven expert split). 1 for a dense model."""
+    if spec.moe is None:
+        return 1
+    return ranks if spec.moe.n_routed_experts % ranks == 0 else 1

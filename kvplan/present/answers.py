@@ -66,6 +66,9 @@ def rate_plan_answer(h: RatePlanHeadline) -> str:
     if h.gpus is None:
         return (f"DOES NOT MEET: no layout of up to {h.max_gpus} x {h.gpu} serves "
                 f"{h.rate:g} req/s within the SLOs")
+    if h.dp_attention_layout is not None:
+        return (f"MEETS: {h.rate:g} req/s within the SLOs on {h.gpus} x {h.gpu} "
+                f"({h.dp_attention_layout})")
     return (f"MEETS: {h.rate:g} req/s within the SLOs on {h.gpus} x {h.gpu} (tp {h.tp} x "
             f"{h.replicas} replica{'' if h.replicas == 1 else 's'})")
 

@@ -1,6 +1,7 @@
 """`kvplan plan --rate`: the fewest GPUs that meet the SLOs, and the layouts tried, as a table and
 JSON records (issue 30, item 5: `rate`, `slo`, `gpus`, `layout`, `replicas`, `goodput`, then
-what the search returned)."""
+what the search returned; `dp_attention` and `ep` of each layout, and the answer's
+`layout_text`, the engine's own words for it)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,13 @@ def _trial(plan: RatePlan, t: LayoutTrial) -> dict[str, Any]:
     return {"tp": t.tp, "replicas": t.dp, "gpus": t.gpus, "meets": t.meets,
             f"ttft_ms_{key}": plan.at(t, "ttft_ms"), f"tpot_ms_{key}": plan.at(t, "tpot_ms"),
             "goodput": None if t.metrics is None else t.metrics.goodput,
-            "refused": t.refused or None}
+            "refused": t.refused or None, "dp_attention": t.dp_attention, "ep": t.ep}
+
+
+def _label(t: LayoutTrial) -> str:
+    """A table row's layout: "TP x replicas", or "N DP-attn" for one engine of N attention-DP
+    ranks (a note gives the engine's words)."""
+    return f"{t.dp} DP-attn" if t.dp_attention else f"{t.tp} x {t.dp}"
 
 
 def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
@@ -35,7 +42,8 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         "slo": {"ttft_ms": plan.slo_ttft_ms, "tpot_ms": plan.slo_tpot_ms,
                 "percentile": plan.percentile},
         "gpus": None if best is None else best.gpus,
-        "layout": None if best is None else {"tp": best.tp, "pp": 1},
+        "layout": None if best is None else {"tp": best.tp, "pp": 1,
+                                             "dp_attention": best.dp_attention, "ep": best.ep},
         "replicas": None if best is None else best.dp,
         "goodput": None if best is None or best.metrics is None else best.metrics.goodput,
         "headroom_ms": plan.headroom_ms(),
@@ -45,12 +53,14 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         "trials": [_trial(plan, t) for t in plan.search.trials],
         "model": plan.model, "gpu": plan.gpu, "engine": plan.engine, "context": plan.context,
         "max_gpus": plan.max_gpus, "workload": plan.workload, **flags,
+        # The answer as the engine's launch command spells it (EngineRules.layout_text).
+        "layout_text": None if best is None else plan.layout_text(best),
     }
 
 
 def rate_plan_view(plan: RatePlan) -> View:
     key = f"p{plan.percentile}"
-    rows = [[f"{t.tp} x {t.dp}", str(t.gpus), _ms(plan.at(t, "ttft_ms")),
+    rows = [[_label(t), str(t.gpus), _ms(plan.at(t, "ttft_ms")),
              _ms(plan.at(t, "tpot_ms")),
              "-" if t.metrics is None or t.metrics.goodput is None
              else f"{t.metrics.goodput:,.2f}",
@@ -69,18 +79,26 @@ def rate_plan_view(plan: RatePlan) -> View:
                                                                       ("TPOT", "tpot_ms"))
                           if room[k] is not None)
         goodput = best.metrics.goodput if best.metrics is not None else None
-        notes = [f"MEETS: {best.gpus} {plan.gpu} GPU(s), TP {best.tp} x {best.dp} "
-                 f"replica(s), serve {plan.rate:g} req/s within {slos} at {key}"
+        shape = (f"one engine ({plan.layout_text(best)})" if best.dp_attention
+                 else f"TP {best.tp} x {best.dp} replica(s)")
+        notes = [f"MEETS: {best.gpus} {plan.gpu} GPU(s), {shape}, serve {plan.rate:g} req/s "
+                 f"within {slos} at {key}"
                  + ("" if goodput is None else f", goodput {goodput:,.2f} req/s")
                  + (f"; headroom {shown}." if shown else ".")]
         if plan.fewer:
             last = plan.fewer[-1]
             why = last.refused or (f"{key} TTFT {_ms(plan.at(last, 'ttft_ms'))} ms, TPOT "
                                    f"{_ms(plan.at(last, 'tpot_ms'))} ms")
-            notes.append(f"One fewer: {last.gpus} GPU(s) (TP {last.tp} x {last.dp}) misses "
-                         f"({why}).")
+            shape = f"{last.dp} DP-attn" if last.dp_attention else f"TP {last.tp} x {last.dp}"
+            notes.append(f"One fewer: {last.gpus} GPU(s) ({shape}) misses ({why}).")
     notes.append("Each layout simulated on the same request stream (`kvplan simulate`'s "
                  "scheduler and cost model); fewest GPUs first.")
+    attention_dp = [t for t in plan.search.trials if t.dp_attention]
+    if attention_dp:
+        notes.append(f"N DP-attn: one {plan.engine_name} engine on N GPUs, attention "
+                     "data-parallel over N ranks in lockstep, experts over the GPUs (e.g. "
+                     f"{plan.layout_text(attention_dp[-1])}; `kvplan simulate "
+                     "--dp-attention`).")
     if plan.engine_args:
         notes.append("Engine flags on every layout: "
                      + ", ".join(a["given"] for a in plan.engine_args) + ".")

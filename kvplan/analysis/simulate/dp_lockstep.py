@@ -55,9 +55,11 @@ from kvplan.analysis.simulate.sim_types import SimRequest, SimState
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSimulator
 from kvplan.analysis.simulate.workload import RequestSpec, check_pulled
 from kvplan.engines.base import EngineRules, Scheduler
+from kvplan.engines.moe_layout import even_ep
 from kvplan.engines.sglang.dp_balance import sglang_round_robin_rank
 from kvplan.engines.trtllm.dp_balance import AdpContextGate, trtllm_adp_ranks
 from kvplan.engines.vllm.dp_balance import vllm_dp_engine
+from kvplan.model.spec import ModelSpec
 
 # How a set of new requests (in the order the engine sees them) is dealt to the ranks: the rank
 # of each of the first k, k <= len(new) (the rest wait for a later step).
@@ -136,6 +138,29 @@ def dp_attention_layout(rules: EngineRules, *, tp: int, dp: int, ep: int) -> DpA
         raise InputError(f"--dp-attention: --ep {ep} under {dp} ranks (an MoE TP x EP hybrid) is "
                          f"not simulated: give --ep {dp}")
     return DpAttentionLayout(tp=dp, dp_attention=True, ep=ep, gpus=dp)
+
+
+def attention_dp_engine(rules: EngineRules, spec: ModelSpec, ranks: int
+                        ) -> tuple[int, DpAttentionLayout] | None:
+    """One engine of `ranks` attention-DP ranks of attention TP 1 on `ranks` GPUs, the experts
+    over those GPUs (EP `ranks` where the routed experts split evenly, else 1: even_ep), as
+    `simulate --tp T --dp ranks --ep E --dp-attention` runs it: (T, one rank's capacity layout);
+    None for a dense model (its ranks exchange nothing: plain replicas), or where the engine
+    does not run that layout as simulated (its check below refuses every form)."""
+    if spec.moe is None or ranks < 2:
+        return None
+    ep = even_ep(spec, ranks)
+    # The engine's own form, found by its own check (`dp_attention_layout`) rather than written
+    # again: SGLang's --tp is the engine's GPUs (--tp D --dp D), vLLM's and TensorRT-LLM's the
+    # rank's (1: vLLM's EP = TP x DP, TensorRT-LLM's ep = the ranks).
+    for tp in (ranks, 1):
+        try:
+            lay = dp_attention_layout(rules, tp=tp, dp=ranks, ep=ep)
+        except InputError:
+            continue
+        if lay.gpus == ranks:
+            return tp, lay
+    return None
 
 
 _BALANCE: dict[Scheduler, Balance] = {Scheduler.mixed_token_budget: vllm_balance,

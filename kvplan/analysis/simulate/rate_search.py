@@ -2,7 +2,9 @@
 `kvplan plan MODEL --rate R --slo-ttft-ms X --slo-tpot-ms Y`, for the plan command to call).
 
 Layouts are tried by GPU count (TP degree x data-parallel replicas, fewest first, then the
-smaller TP); each is simulated on the same requests (kvplan.analysis.simulate.run) and meets the
+smaller TP; then, for a MoE model where asked, one engine whose attention runs data-parallel
+over that many GPUs: kvplan.analysis.simulate.dp_lockstep.attention_dp_engine); each is
+simulated on the same requests (kvplan.analysis.simulate.run) and meets the
 SLOs when its TTFT and TPOT at the given percentile are within them. The first that meets them
 is the answer, and every layout with fewer GPUs was simulated and failed (or cannot hold the
 model).
@@ -12,26 +14,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError, UnmodelledError
 from kvplan._util.progress import report
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.dp_lockstep import DpAttentionLayout, attention_dp_engine
 from kvplan.analysis.simulate.engine_args import EngineSettings
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.model.spec import ModelSpec
 
 
 @dataclass(frozen=True, kw_only=True)
 class LayoutTrial:
+    """One layout simulated: `dp` replicas of `tp` GPUs, or with `dp_attention` one engine of
+    `dp` attention-DP ranks of `tp` (1) GPUs each, the experts over `ep` of them, in lockstep."""
+
     tp: int
     dp: int
     meets: bool
     metrics: SimMetrics | None
     refused: str = ""  # why the layout cannot serve the model (no KV pool, TP not dividing)
+    dp_attention: bool = False
+    ep: int = 1
 
     @property
     def gpus(self) -> int:
@@ -51,13 +61,30 @@ def _meets(m: SimMetrics, key: str, slo_ttft_ms: float | None, slo_tpot_ms: floa
             and (slo_tpot_ms is None or (tpot is not None and tpot <= slo_tpot_ms)))
 
 
-def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int) -> Iterator[tuple[int, int]]:
-    """(tp, dp) by GPU count, fewest first, then the smaller TP; at most `max_gpus` GPUs and
-    `max_dp` replicas. Generated, never listed whole."""
+@dataclass(frozen=True, kw_only=True)
+class Shape:
+    """A layout to try: `dp` replicas of `tp` GPUs, or (`rank` given) one engine of `dp`
+    attention-DP ranks, `tp` its `simulate --tp` and `rank` one rank's capacity layout."""
+
+    tp: int
+    dp: int
+    rank: DpAttentionLayout | None = None
+
+
+def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int,
+             attention_dp: Callable[[int], tuple[int, DpAttentionLayout] | None] | None = None
+             ) -> Iterator[Shape]:
+    """Layouts by GPU count, fewest first, then the smaller TP, then (`attention_dp`: the
+    engine of that many attention-DP ranks, or None where it runs none) attention DP over
+    the GPUs, for GPU counts in `tps` above 1; at most `max_gpus` GPUs and `max_dp` replicas.
+    Generated, never listed whole."""
     for n in range(1, min(max_gpus, max(tps, default=1) * max_dp) + 1):
         for tp in sorted(tps):
             if n % tp == 0 and n // tp <= max_dp:
-                yield tp, n // tp
+                yield Shape(tp=tp, dp=n // tp)
+        engine = None if attention_dp is None or n < 2 or n not in tps else attention_dp(n)
+        if engine is not None:
+            yield Shape(tp=engine[0], dp=n, rank=engine[1])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +98,9 @@ class TrialTask:
     dp: int
     gpu: str
     context: int
+    # One engine of `dp` attention-DP ranks (`tp`: its `simulate --tp`), this one rank's
+    # capacity layout; None: `dp` plain replicas of `tp` GPUs.
+    rank: DpAttentionLayout | None = None
     slo_ttft_ms: float | None
     slo_tpot_ms: float | None
     key: str
@@ -87,37 +117,47 @@ class TrialOutcome:
 
 def run_trial(task: TrialTask) -> TrialOutcome:
     """Simulate one layout (pure: the same task gives the same outcome, in any process)."""
-    tp, dp, given = task.tp, task.dp, task.settings
+    dp, given, rank = task.dp, task.settings, task.rank
+    # The layout as listed: GPUs per replica (per attention-DP rank: 1) x replicas (ranks).
+    shown = {"tp": task.tp if rank is None else rank.gpus // dp, "dp": dp,
+             "dp_attention": rank is not None, "ep": 1 if rank is None else rank.ep}
+    # One rank's capacity layout with attention DP (as `simulate --dp-attention` sizes it).
+    layout = {"tp": task.tp} if rank is None else {
+        "tp": rank.tp, "ep": rank.ep, "dp_attention": rank.dp_attention}
     try:
         sim, _ = setup(task.spec, estimate_inputs(task.spec, context=task.context, gpu=task.gpu,
-                                                  tp=tp, **task.estimate_options,
+                                                  **layout, **task.estimate_options,
                                                   **given.estimate_options()), dp=dp,
                        async_scheduling=given.async_scheduling, sglang=given.sglang,
-                       trtllm=given.trtllm)
+                       trtllm=given.trtllm, dp_attention=rank is not None)
     except UnmodelledError as exc:
-        return TrialOutcome(trial=LayoutTrial(tp=tp, dp=dp, meets=False, metrics=None,
+        return TrialOutcome(trial=LayoutTrial(**shown, meets=False, metrics=None,
                                               refused=str(exc)), unmodelled=str(exc))
     except KvplanError as exc:
-        return TrialOutcome(trial=LayoutTrial(tp=tp, dp=dp, meets=False, metrics=None,
+        return TrialOutcome(trial=LayoutTrial(**shown, meets=False, metrics=None,
                                               refused=str(exc)))
     m = simulate(sim, task.requests(), slo_ttft_ms=task.slo_ttft_ms,
                  slo_tpot_ms=task.slo_tpot_ms).metrics
     return TrialOutcome(trial=LayoutTrial(
-        tp=tp, dp=dp, meets=_meets(m, task.key, task.slo_ttft_ms, task.slo_tpot_ms), metrics=m))
+        **shown, meets=_meets(m, task.key, task.slo_ttft_ms, task.slo_tpot_ms), metrics=m))
 
 
 def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], *, gpu: str,
                 context: int, slo_ttft_ms: float | None, slo_tpot_ms: float | None,
                 percentile: int = 90, tps: tuple[int, ...] = (1, 2, 4, 8), max_gpus: int = 16,
                 executor: Executor = Executor.local, jobs: int = 1,
-                settings: EngineSettings | None = None, **estimate_options: Any) -> RateSearch:
+                settings: EngineSettings | None = None, dp_attention: bool = False,
+                **estimate_options: Any) -> RateSearch:
     """Try layouts of up to `max_gpus` GPUs, fewest first, on `requests()` (a fresh stream
     each time), stopping at the first that meets the SLOs at `percentile` (50, 90 or 99).
     `executor` / `jobs`: where the layouts are simulated, and how many at once (the next
     layouts run while the first is simulated; the answer and the trials are the serial run's,
     the layouts simulated past the answer are dropped). Other than `local`, `requests` must be
     picklable. `settings`: the engine's own flags, the same on every layout (None: its
-    defaults)."""
+    defaults). `dp_attention`: also try, for a MoE model, one engine whose attention runs
+    data-parallel over each GPU count in `tps` (after the plain layouts of that count), where
+    the engine runs it as simulated (dp_lockstep.attention_dp_engine); a dense model gets
+    none."""
     if slo_ttft_ms is None and slo_tpot_ms is None:
         raise InputError("give --slo-ttft-ms and/or --slo-tpot-ms")
     if percentile not in PERCENTILES:
@@ -128,11 +168,13 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
     # stop there, whatever --gpus-per-node x --nodes allows (2^40 of them built a list of
     # 2^40 layouts before anything ran, issue 32).
     max_dp = sum(1 for _ in requests())
-    tasks = (TrialTask(spec=spec, requests=requests, tp=tp, dp=dp, gpu=gpu, context=context,
-                       slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, key=key,
-                       estimate_options=estimate_options,
+    rules = Engine(estimate_options.get("engine") or DEFAULT_ENGINE).rules
+    attention_dp = partial(attention_dp_engine, rules, spec) if dp_attention else None
+    tasks = (TrialTask(spec=spec, requests=requests, tp=s.tp, dp=s.dp, rank=s.rank, gpu=gpu,
+                       context=context, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
+                       key=key, estimate_options=estimate_options,
                        settings=settings or EngineSettings())
-             for tp, dp in _layouts(tps, max_gpus, max_dp))
+             for s in _layouts(tps, max_gpus, max_dp, attention_dp))
     trials = []
     outcomes = map_ordered(run_trial, tasks, executor=executor, jobs=jobs)
     try:
