@@ -32,6 +32,9 @@ class Layout:
     tp: int = 1
     dp_attention: bool = False
     ep: int = 1
+    # With dp_attention: the GPUs of each attention-DP rank (SGLang --tp T --dp-size D: T / D,
+    # layers/dp_attention.py compute_dp_attention_world_info); 1: a rank a GPU.
+    attn_tp: int = 1
     interconnect: Interconnect | None = None  # None: the GPU's usual scale-up link
     scale_out: Interconnect = field(default_factory=lambda: INTERCONNECTS["ib-ndr"])
 
@@ -52,12 +55,13 @@ class Layout:
 
     @property
     def attention_tp(self) -> int:
-        return 1 if self.dp_attention else self.tp
+        return self.attn_tp if self.dp_attention else self.tp
 
     @property
     def dp_ranks(self) -> int:
         """Ranks that each hold their own requests."""
-        return self.world if self.dp_attention else max(1, self.world // self.tp)
+        return (self.world // self.attn_tp if self.dp_attention
+                else max(1, self.world // self.tp))
 
 
 ONE_GPU = Layout()  # the default layout: one GPU, no parallelism
@@ -80,3 +84,5 @@ def check_layout(spec: ModelSpec, layout: Layout) -> None:
             raise InputError(f"--ep: {layout.ep} ranks for {spec.moe.n_routed_experts} experts")
         if layout.tp > 1 and layout.ep % layout.tp and layout.tp % layout.ep:
             raise InputError(f"--ep {layout.ep} and --tp {layout.tp}: one must divide the other")
+    if layout.dp_attention and layout.attn_tp > 1 and layout.tp % layout.attn_tp:
+        raise InputError(f"attention TP {layout.attn_tp}: must divide --tp {layout.tp}")
