@@ -185,3 +185,26 @@ def test_decode_gather_over_attention_tp_2() -> None:
     assert one.by_op["dp_gather_all_gather"] == pytest.approx(
         61 * (8e-6 + 7 / 8 * 512 * 7168 * 2 / 720e9))
 
+
+
+def _sim_json(*extra: str) -> dict:
+    res = runner.invoke(app, ["simulate", V3, "--engine", "sglang", "--gpu", "H200", "--tp", "8",
+                              "--dp", "4", "--dp-attention", "--max-model-len", "8192",
+                              "--num-requests", "12", "--concurrency", "12", "--input-len", "300",
+                              "--output-len", "20", "--format", "json", *extra])
+    assert res.exit_code == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_each_rank_takes_the_chunk_and_running_cap_divided_by_dp_size() -> None:
+    # server_args.py _handle_data_parallelism (0.5.6 :1496-1499): under DP attention
+    # chunked_prefill_size // dp_size, the H200's default 8,192 // 4 = 2,048 a rank (the
+    # simulated step's token budget), a given one too (4,096 // 4 = 1,024); tp_worker.py (0.5.6
+    # :290-297): a given --max-running-requests // dp_size a rank's scheduler, 8 // 4 = 2.
+    assert _sim_json()["max_num_batched_tokens"] == 2048
+    assert _sim_json("--chunked-prefill-size", "4096")["max_num_batched_tokens"] == 1024
+    assert _sim_json("--max-num-seqs", "8")["max_num_seqs"] == 2
+    res = runner.invoke(app, ["simulate", V3, "--engine", "sglang", "--gpu", "H200", "--tp", "8",
+                              "--dp", "4", "--dp-attention", "--max-model-len", "8192",
+                              "--num-requests", "4", "--concurrency", "2", "--max-num-seqs", "3"])
+    assert res.exit_code == 2 and "asserts the quotient above 0" in res.stderr

@@ -2,8 +2,9 @@
 which link its collectives take.
 
 `tp` splits attention, dense MLP and (without `ep`) experts over ranks, with two all-reduces per
-layer; `dp_attention` gives each rank its own requests and whole attention (the dense MLPs and
-lm_head whole or split over the TP group as the engine keeps them: kvplan.perf.roofline); `ep`
+layer; `dp_attention` gives each rank its own requests and whole attention, or attention split
+over `attn_tp` GPUs a rank (SGLang --dp-size below --tp; the dense MLPs and lm_head whole or
+split over the TP group as the engine keeps them: kvplan.perf.roofline); `ep`
 spreads whole experts over ranks, with an all-to-all dispatch and combine per MoE layer; an `ep`
 below the ranks sharing the experts (MoE TP x EP: `moe_tp`, kvplan.weights.expert_layout) also
 splits each expert's GEMMs over `moe_tp` ranks inside its group, with no all-to-all.

@@ -212,6 +212,16 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     reqs = plan.max_running_requests
     if max_running is not None or cap.max_num_seqs is None:
         reqs = min(reqs if max_running is None else max_running, tokens // 2)
+    elif cap.dp_attention:
+        # A given --max-running-requests sizes each rank's req_to_token_pool whole
+        # (model_runner.py 0.5.6 :509-513) but each rank's scheduler runs at most it //
+        # dp_size, asserted above 0 (managers/tp_worker.py 0.5.3 :145-152, 0.5.6 :290-297;
+        # model_runner.py 0.5.9 :593-600).
+        reqs = min(reqs, cap.max_num_seqs // cap.attention_dp_ranks)
+        if reqs < 1:
+            raise InputError(f"--max-running-requests {cap.max_num_seqs}: SGLang divides it by "
+                             f"--dp-size {cap.attention_dp_ranks} under DP attention and "
+                             "asserts the quotient above 0")
     cap_running = pool.running_cap(reqs)
     # Under DP attention each rank's scheduler takes chunked_prefill_size // dp_size, the default
     # or the one given (server_args.py _handle_data_parallelism: 0.5.3 :954-957, 0.5.6
