@@ -207,10 +207,16 @@ def test_layouts_by_engine() -> None:
     # (kvplan.engines.sglang.dp_balance; tests/test_sglang_dp_sim.py).
     sgl = Engine("sglang").rules
     lay = dp_attention_layout(sgl, tp=8, dp=8, ep=8)
-    assert (lay.tp, lay.dp_attention, lay.ep, lay.gpus) == (8, True, 8, 8)
-    with pytest.raises(InputError, match="give --tp 8 --dp 8"):
-        dp_attention_layout(sgl, tp=8, dp=4, ep=8)
-    with pytest.raises(InputError, match="give --tp 8 --dp 8"):
+    assert (lay.tp, lay.dp_attention, lay.ep, lay.gpus, lay.attention_dp_size) == (
+        8, True, 8, 8, 8)
+    # `--tp 8 --dp 4`: 4 ranks of attention TP 2 (compute_dp_attention_world_info); a --dp
+    # that does not divide --tp is SGLang's assert (server_args.py _handle_data_parallelism).
+    lay = dp_attention_layout(sgl, tp=8, dp=4, ep=8)
+    assert (lay.tp, lay.dp_attention, lay.ep, lay.gpus, lay.attention_dp_size) == (
+        8, True, 8, 8, 4)
+    with pytest.raises(InputError, match="--dp 3: SGLang asserts that --dp divides --tp 8"):
+        dp_attention_layout(sgl, tp=8, dp=3, ep=8)
+    with pytest.raises(InputError, match="--dp 8: SGLang asserts that --dp divides --tp 1"):
         dp_attention_layout(sgl, tp=1, dp=8, ep=8)
     with pytest.raises(InputError, match="--ep 1 or --ep 8"):
         dp_attention_layout(sgl, tp=8, dp=8, ep=4)

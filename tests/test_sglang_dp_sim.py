@@ -177,12 +177,15 @@ def test_cli_runs_sglang_dp_attention_and_deepep() -> None:
     assert json.loads(deepep.stdout)["num_requests"] == 32  # type: ignore[attr-defined]
 
 
-def test_cli_refuses_sglang_attention_tp_above_one_in_one_line() -> None:
+def test_cli_refuses_a_dp_size_that_does_not_divide_tp_in_one_line() -> None:
+    # SGLang asserts tp_size % dp_size == 0 under --enable-dp-attention (server_args.py
+    # _handle_data_parallelism: 0.5.3 :956, 0.5.6 :1498, 0.5.9 :2116).
     res = runner.invoke(app, ["simulate", V3, "--engine", "sglang", "--gpu", "H200", "--tp", "8",
-                              "--dp", "4", "--dp-attention", "--num-requests", "4",
+                              "--dp", "3", "--dp-attention", "--num-requests", "4",
                               "--concurrency", "2"])
     assert res.exit_code == 2
-    assert "give --tp 8 --dp 8" in res.stderr and "Traceback" not in res.stderr
+    assert "--dp 3: SGLang asserts that --dp divides --tp 8" in res.stderr
+    assert "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     # --scheduler-recv-interval above 1 stays refused under DP attention (SGLang asserts it).
     res = _simulate("--engine-arg", "--scheduler-recv-interval=4")

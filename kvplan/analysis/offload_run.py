@@ -80,7 +80,9 @@ def _timing(spec: ModelSpec, inputs: PlanInputs, gpu: GPU | None, ask: OffloadAs
     from kvplan.perf.offload_time import Recompute, reload_ms, reload_wins_above_tokens
 
     recompute = Recompute(spec, gpu, kv_dtype=inputs.kv_dtype,
-                          layout=Layout(tp=inputs.tp, dp_attention=inputs.dp_attention),
+                          layout=Layout(tp=inputs.tp, dp_attention=inputs.dp_attention,
+                                        attn_tp=inputs.attention_tp if inputs.dp_attention
+                                        else 1),
                           eff=None if cost_rules is None else opt_in(cost_rules, gpu))
     block = off.tiers[0].unit_tokens if off.tiers else inputs.resolved_block_size
     n = off.prefix.reloaded_tokens

@@ -56,7 +56,11 @@ def plan_inputs_for(req: PlanRequest, gpu: GPU, layout: Layout, kv_dtype: str,
                         engine_version=req.engine_version,
                         max_num_batched_tokens=req.max_num_batched_tokens, kv_dtype=kv_dtype,
                         tp=layout.tp, pp=layout.pp, mem_fraction=fraction,
-                        dp_attention=layout.dp_attention, ep=layout.ep, **extra)
+                        dp_attention=layout.dp_attention, ep=layout.ep,
+                        # The layout's attention-DP ranks of tp / dp GPUs (SGLang --dp-size);
+                        # None: --tp ranks of one GPU.
+                        attention_dp_size=(layout.dp if layout.dp_attention
+                                           and layout.dp != layout.tp else None), **extra)
 
 
 def evaluate(spec: ModelSpec, req: PlanRequest, gpu: GPU, layout: Layout, kv_dtype: str,
@@ -314,7 +318,8 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     return spec, cand.gpu, CostInputs(
         context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
         layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
-                          ep=lay.ep if lay.ep > 1 else 1),
+                          ep=lay.ep if lay.ep > 1 else 1,
+                          attn_tp=inputs.attention_tp if lay.dp_attention else 1),
         efficiency=engine_efficiency(req.engine.value, opt_in(req.cost_rules, cand.gpu),
                                      enforce_eager=bool(req.extra.get("enforce_eager")),
                                      version=req.engine_version,

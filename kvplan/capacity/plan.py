@@ -82,6 +82,10 @@ class CapacityPlan:
     draft_kv_bytes: int | None = None
     sglang_pool: dict[str, object] = field(default_factory=dict)
 
+    # SGLang's --dp-size under DP attention where given (its ranks of tp / dp GPUs; None:
+    # --tp ranks of one GPU, and no JSON key).
+    attention_dp_size: int | None = None
+
     # False: the model's weights are not counted (none since dsv4weights counted DeepSeek-V4's;
     # kept for a family kvplan cannot count): the budget was given, and
     # params, weights and reserve are not kvplan's numbers (null in the JSON unless given).
@@ -89,6 +93,8 @@ class CapacityPlan:
 
     def to_dict(self) -> dict[str, object]:
         record = asdict(self)
+        if record["attention_dp_size"] is None:
+            del record["attention_dp_size"]
         # Not a key of its own: weights_source says "not counted" (the JSON of every other
         # model unchanged).
         if record.pop("weights_counted"):
@@ -122,6 +128,15 @@ def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
     if not 0 < f <= 1:
         raise InputError(f"--mem-fraction: must be in (0, 1], got {f}")
     check_tp(spec, inputs.tp)
+    dp = inputs.attention_dp_size
+    if dp is not None and not inputs.dp_attention:
+        raise InputError(f"--dp-size {dp}: the attention-DP ranks; needs --dp-attention")
+    if dp is not None and (dp < 2 or inputs.tp % dp):
+        # SGLang turns DP attention off at --dp-size 1 and asserts tp_size % dp_size == 0
+        # (server_args.py _handle_data_parallelism: 0.5.3 :949-956, 0.5.6 :1491-1498, 0.5.9
+        # :2109-2116).
+        raise InputError(f"--dp-size {dp}: attention DP needs 2 or more ranks dividing --tp "
+                         f"{inputs.tp}")
     if inputs.shared_prefix < 0:
         raise InputError("--shared-prefix: must be >= 0")
     if inputs.shared_prefix > inputs.context:
@@ -161,7 +176,7 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         # its max_running_requests, capped by the recurrent-state slots).
         limiting = replace(limiting, max_requests=cap)
     sizes = limiting.sglang_sizes
-    dp = inputs.tp if inputs.dp_attention else 1
+    dp = inputs.attention_dp_ranks
     return CapacityPlan(
         engine=inputs.engine.value,
         context=context,
@@ -189,6 +204,7 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         max_concurrency=limiting.max_concurrency,
         max_requests=limiting.max_requests,
         total_max_requests=limiting.max_requests * dp,
+        attention_dp_size=inputs.attention_dp_size if inputs.dp_attention else None,
         max_num_batched_tokens=inputs.max_num_batched_tokens,
         shared_prefix=inputs.shared_prefix,
         limiting_stage=limiting.stage,

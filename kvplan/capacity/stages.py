@@ -83,6 +83,7 @@ def stage_weights(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_first
                              quantization=inputs.quantization, layers=stage, first=first,
                              last=last, lm_head=last or outer.lm_head,
                              dp_attention=inputs.dp_attention, ep=inputs.ep,
+                             attention_tp=inputs.attention_tp,
                              dp_split=inputs.engine.rules.dp_attention_weights(inputs.options),
                              expert_map_entry_bytes=inputs.engine.rules.expert_map_entry_bytes(),
                              mxfp4=inputs.engine.rules.mxfp4_backend(inputs),

@@ -79,7 +79,7 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       expert_map_entry_bytes: int = 0,
                       mxfp4: tuple[str, str] | None = None,
                       attention_scale_bytes: int = 0,
-                      redundant_experts: int = 0) -> WeightBreakdown:
+                      redundant_experts: int = 0, attention_tp: int = 1) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
@@ -98,7 +98,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     holds per attention layer in scale buffers (the engine's `attention_scale_bytes`;
     `attention_scales_bytes`); ``redundant_experts``: the extra physical experts of each MoE
     layer the engine builds for its expert placement (SGLang --ep-num-redundant-experts,
-    `redundant_experts_held`)."""
+    `redundant_experts_held`). ``attention_tp``: with data-parallel attention, the GPUs of each
+    attention-DP rank (SGLang --tp T --dp-size D: T / D), over which the attention is split
+    (`_dp_weights`)."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
     from kvplan.weights.breakdown import weight_breakdown
 
@@ -108,6 +110,10 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision,
           "lm_head": lm_head}
     if spec.checkpoint is not None and quantization != "bitsandbytes":
+        if dp_attention and attention_tp > 1:
+            raise UnmodelledError(
+                f"attention TP {attention_tp} under DP attention: not read for a model sized "
+                "from its checkpoint's tensors (kvplan places them on a config or model spec)")
         if redundant_experts:
             raise UnmodelledError(
                 f"--ep-num-redundant-experts {redundant_experts}: not read for a model sized "
@@ -145,7 +151,7 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                 "expert_tp": moe_tp_size(max(tp, ep), ep)}
     split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **held, **kw)
     placed = _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
-                         dp_split=dp_split)
+                         dp_split=dp_split, attention_tp=attention_tp)
     return replace(placed, expert_map=expert_map_bytes(
         spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last),
         attention_scales=attention_scales_bytes(spec, attention_scale_bytes, layers=layers,
@@ -248,15 +254,23 @@ def expert_map_bytes(spec: ModelSpec, ep: int, entry_bytes: int, *,
 
 def _dp_weights(spec: ModelSpec, quant: QuantConfig | None, kw: dict[str, Any],
                 split: WeightBreakdown, *, tp: int, dp_attention: bool,
-                dp_split: DpAttentionWeights | None) -> WeightBreakdown:
-    """`split` (one rank's weights, TP- or EP-split) as data-parallel attention holds them."""
+                dp_split: DpAttentionWeights | None, attention_tp: int = 1) -> WeightBreakdown:
+    """`split` (one rank's weights, TP- or EP-split) as data-parallel attention holds them.
+    `attention_tp` > 1 (SGLang --tp T --dp-size D, T / D GPUs a rank): the attention split over
+    those GPUs (its heads: DeepseekV2AttentionMLA and the other models' attention take
+    get_attention_tp_size(), layers/dp_attention.py), the token embeddings still whole
+    (VocabParallelEmbedding `enable_tp=not is_dp_attention_enabled()`: models/deepseek_v2.py
+    0.5.6 :3139-3143), the rest as with attention TP 1."""
     from kvplan.weights.breakdown import weight_breakdown
 
-    if not dp_attention or tp == 1:
+    if not dp_attention or tp == 1 or attention_tp == tp:
         return split
     # The MTP block keeps `split`'s count: its experts split over the ranks (its attention,
     # whole on each rank with DP attention, is counted split: at most its share of one layer).
     whole = weight_breakdown(spec, quant, tp=1, **kw)
+    if attention_tp > 1:
+        whole = replace(weight_breakdown(spec, quant, tp=attention_tp, **kw),
+                        embeddings=whole.embeddings)
     # Its scales likewise (`mtp_scales`): `whole` is built without the MTP block, so without
     # them its scales lacked the block's (until sizefix57).
     kept = {"experts": split.experts, "mtp": split.mtp, "expert_scales": split.expert_scales,

@@ -200,6 +200,10 @@ def estimate_cmd(
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
                                "own requests' KV (SGLang --enable-dp-attention).")] = False,
+    dp_size: Annotated[int | None, typer.Option(
+        "--dp-size", rich_help_panel=SGLANG_PANEL, min=1,
+        help="SGLang --dp-size with --dp-attention: D ranks of --tp / D GPUs each, the KV "
+             "heads split over them (default: --tp ranks of one GPU).")] = None,
     disable_custom_all_reduce: Annotated[bool, typer.Option(
         "--disable-custom-all-reduce", rich_help_panel=VLLM_PANEL,
         help="vLLM without its custom all-reduce: TP ranks hold no "
@@ -313,7 +317,7 @@ def estimate_cmd(
             vision_tower=vision_tower, block_size=block_size, tp=tp, pp=pp,
             mem_fraction=mem_fraction, max_num_batched_tokens=max_num_batched_tokens,
             shared_prefix=shared_prefix, dp_attention=dp_attention, max_num_seqs=max_num_seqs,
-            engine_version=engine_version,
+            attention_dp_size=dp_size, engine_version=engine_version,
             speculative_method=None if speculative_method is None else speculative_method.value,
             num_speculative_tokens=num_speculative_tokens,
             # PlanInputs fields, as given:

@@ -93,7 +93,7 @@ def simulate_cmd(
              "lockstep, requests dealt by the engine's balancer (vLLM --data-parallel-size "
              "with --enable-expert-parallel: --tp GPUs a rank, --ep TP x DP; TensorRT-LLM "
              "enable_attention_dp: --tp 1, --ep the ranks; SGLang --enable-dp-attention, "
-             "round-robin: --tp = --dp, --ep 1 or the TP).")] = False,
+             "round-robin: --dp divides --tp, --ep 1 or the TP).")] = False,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose scheduler to simulate: vLLM's V1, SGLang's or "
                          "TensorRT-LLM's PyTorch executor (1.0 - 1.3).")] = DEFAULT_ENGINE,
@@ -315,10 +315,11 @@ def simulate_cmd(
             prefix_len=prefix_len, seed=seed, trace=None if trace is None else str(trace),
             trace_format=trace_format, trace_block_tokens=trace_block_tokens,
             tokenizer=None if tokenizer is None else str(tokenizer)))
-        rank_tp, rank_dp_attention, rank_ep = tp, False, ep
+        rank_tp, rank_dp_attention, rank_ep, rank_dp = tp, False, ep, None
         if dp_attention:
             lay = dp_attention_layout(engine.rules, tp=tp, dp=dp, ep=ep)
             rank_tp, rank_dp_attention, rank_ep = lay.tp, lay.dp_attention, lay.ep
+            rank_dp = lay.attention_dp_size
         elif ep > tp or tp % ep:
             from kvplan._util.errors import InputError
 
@@ -348,7 +349,7 @@ def simulate_cmd(
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
-            dp_attention=rank_dp_attention,
+            dp_attention=rank_dp_attention, attention_dp_size=rank_dp,
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=settings.max_num_batched_tokens,
             max_num_seqs=settings.max_num_seqs, **given,

@@ -105,6 +105,11 @@ class PlanInputs:
     max_num_batched_tokens: int = 8192
     shared_prefix: int = 0
     dp_attention: bool = False
+    # SGLang's --dp-size with --enable-dp-attention: the attention-DP ranks over the --tp GPUs,
+    # each an attention-TP group of tp / dp_size GPUs (layers/dp_attention.py
+    # compute_dp_attention_world_info: attn_tp_size = tp_size // dp_size; 0.5.3 :191-199, 0.5.6
+    # :227-235, 0.5.9 :230-244). None: --tp ranks of attention TP 1.
+    attention_dp_size: int | None = None
     # expert-parallel ranks: ceil(E / ep) routed experts per rank, whole, or below the TP group
     # each split over tp / ep ranks (MoE TP x EP, kvplan.weights.expert_layout)
     ep: int = 1
@@ -149,9 +154,22 @@ class PlanInputs:
         return self.engine.budget.default_fraction(self)[1]
 
     @property
+    def attention_dp_ranks(self) -> int:
+        """The attention data-parallel ranks (each its own requests and KV pool): --tp, or the
+        given `attention_dp_size`, with data-parallel attention; else 1."""
+        return (self.attention_dp_size or self.tp) if self.dp_attention else 1
+
+    @property
+    def attention_tp(self) -> int:
+        """GPUs per attention group: tp / the attention-DP ranks (1 with one rank a GPU)."""
+        return self.tp // self.attention_dp_ranks
+
+    @property
     def kv_tp(self) -> int:
-        """TP degree the KV heads are split over: 1 with data-parallel attention."""
-        return 1 if self.dp_attention else self.tp
+        """TP degree the KV heads are split over: the attention-TP group (1 with data-parallel
+        attention of one rank a GPU; SGLang's pool splits the KV heads over
+        get_attention_tp_size(), model_runner.py, MLA's latent is whole on each)."""
+        return self.attention_tp
 
 
 _CORE = frozenset(f.name for f in fields(PlanInputs)) - {"options"}

@@ -2,8 +2,9 @@
 which link its collectives take.
 
 `tp` splits attention, dense MLP and (without `ep`) experts over ranks, with two all-reduces per
-layer; `dp_attention` gives each rank its own requests and whole attention (the dense MLPs and
-lm_head whole or split over the TP group as the engine keeps them: kvplan.perf.roofline); `ep`
+layer; `dp_attention` gives each rank its own requests and whole attention, or attention split
+over `attn_tp` GPUs a rank (SGLang --dp-size below --tp; the dense MLPs and lm_head whole or
+split over the TP group as the engine keeps them: kvplan.perf.roofline); `ep`
 spreads whole experts over ranks, with an all-to-all dispatch and combine per MoE layer; an `ep`
 below the ranks sharing the experts (MoE TP x EP: `moe_tp`, kvplan.weights.expert_layout) also
 splits each expert's GEMMs over `moe_tp` ranks inside its group, with no all-to-all.
@@ -32,6 +33,9 @@ class Layout:
     tp: int = 1
     dp_attention: bool = False
     ep: int = 1
+    # With dp_attention: the GPUs of each attention-DP rank (SGLang --tp T --dp-size D: T / D,
+    # layers/dp_attention.py compute_dp_attention_world_info); 1: a rank a GPU.
+    attn_tp: int = 1
     interconnect: Interconnect | None = None  # None: the GPU's usual scale-up link
     scale_out: Interconnect = field(default_factory=lambda: INTERCONNECTS["ib-ndr"])
 
@@ -52,12 +56,13 @@ class Layout:
 
     @property
     def attention_tp(self) -> int:
-        return 1 if self.dp_attention else self.tp
+        return self.attn_tp if self.dp_attention else self.tp
 
     @property
     def dp_ranks(self) -> int:
         """Ranks that each hold their own requests."""
-        return self.world if self.dp_attention else max(1, self.world // self.tp)
+        return (self.world // self.attn_tp if self.dp_attention
+                else max(1, self.world // self.tp))
 
 
 ONE_GPU = Layout()  # the default layout: one GPU, no parallelism
@@ -80,3 +85,5 @@ def check_layout(spec: ModelSpec, layout: Layout) -> None:
             raise InputError(f"--ep: {layout.ep} ranks for {spec.moe.n_routed_experts} experts")
         if layout.tp > 1 and layout.ep % layout.tp and layout.tp % layout.ep:
             raise InputError(f"--ep {layout.ep} and --tp {layout.tp}: one must divide the other")
+    if layout.dp_attention and layout.attn_tp > 1 and layout.tp % layout.attn_tp:
+        raise InputError(f"attention TP {layout.attn_tp}: must divide --tp {layout.tp}")

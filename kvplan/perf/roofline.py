@@ -189,7 +189,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         heads = att.num_attention_heads // att_tp
         kv_layer = heads * (att.qk_nope_head_dim + att.qk_rope_head_dim + att.v_head_dim) * (
             2 if kv_dtype in ("bf16", "fp16") else 1 if kv_dtype in ("fp8", "int8") else 4)
-    attn_link = link(layout, gpu, layout.tp)
+    attn_link = link(layout, gpu, att_tp)  # the attention-TP group (the TP group without DP)
     # Tokens entering a MoE layer across the ranks that share its experts: every
     # data-parallel rank's (`Layout.dp_ranks`: the DP-attention ranks, or the TP groups an EP
     # wider than TP spans, vLLM's EP = TP x DP), as many as this rank's (balanced or padded).
@@ -207,7 +207,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         if split.mlp_split:
             mlp_tp, mlp_tokens, bpp_mlp = layout.tp, moe_tokens, bpp_tp
         if split.lm_head_split:
-            head_tp, head_gather, bpp_head = layout.tp, layout.world, bpp_tp
+            head_tp, head_gather, bpp_head = layout.tp, layout.dp_ranks, bpp_tp
     act_bytes = 2  # bf16 activations
     chosen = layers if layers is not None else range(spec.num_hidden_layers)
     # The engine's fused all-reduce + residual + RMSNorm (engine_traits.AllReduceNormFusion): the
@@ -250,6 +250,14 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     for i in chosen:
         lp = counts.layers[i]
         s.fixed("layer_overhead", eff.layer_overhead_s)
+        # This layer's MLP gathers every DP rank's tokens (kvplan.perf.step_comm); with an
+        # attention-TP group (SGLang --tp T --dp-size D < T) its attention output stays partial
+        # and the gather sums it (communicator.py `_gather_hidden_states_and_residual` ->
+        # dp_gather_partial; 0.5.6 :734-761), the output coming back by dp_scatter: the group's
+        # two all-reduces a layer are the gather's.
+        gathers = spec.has_mlp(i) and (a2a is None if lp.routed_experts
+                                       else dense_split and bool(lp.mlp))
+        in_gather = gather and layout.dp_attention and att_tp > 1 and gathers
         fused_input, fused_post = absorbed_norms(spec, i, chosen.start) if fused else (False, False)
         if spec.has_attention(i):
             span = attended_tokens(spec, i, context)
@@ -306,7 +314,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 s.kernels("small_kernels", FULL_WIDTH_QK_NORM_KERNELS)
                 # fp32 sums of squares of q and k, one each per token
                 s.collective("qk_norm_all_reduce", attn_link.all_reduce_s(att_tp, tokens * 2 * 4))
-            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+            if not in_gather:
+                s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp,
+                                                                     tokens * h * act_bytes))
         if spec.has_recurrent(i):
             assert spec.recurrent is not None and state is not None
             # The projections (in_proj .. out_proj: GEMMs over the mixer's weights), then the
@@ -385,7 +395,6 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
                 s.collective("dp_gather_scatter", link(layout, gpu, layout.tp).all_reduce_s(
                     layout.tp, moe_tokens * h * act_bytes))
-        gathers = a2a is None if lp.routed_experts else dense_split and bool(lp.mlp)  # step_comm
         if gather and layout.dp_attention and gathers:
             gather_link = link(layout, gpu, layout.world)
             if phase == "prefill":
@@ -399,9 +408,19 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                     moe_tokens * h * act_bytes) / gather_link.bytes_per_s
                 s.collective("dp_gather_all_gather", half)
                 s.collective("dp_gather_reduce_scatter", half)
+                if att_tp > 1:
+                    # The attention-TP group's share (layers/dp_attention.py 0.5.6: in,
+                    # `_dp_gather_via_all_gather` :478-495 reduce-scatters the rank's partial
+                    # tokens over the group before the TP all-gather; out,
+                    # `dp_reduce_scatter_tensor` :552-560 all-gathers them back): a ring half
+                    # each of this rank's tokens.
+                    part = attn_link.latency_s + (att_tp - 1) / att_tp * (
+                        tokens * h * act_bytes) / attn_link.bytes_per_s
+                    s.collective("dp_gather_all_gather", part)
+                    s.collective("dp_gather_reduce_scatter", part)
         if (lp.mlp or lp.routed_experts) and not spec.has_attention(i):
             s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
-        if spec.has_attention(i):
+        if spec.has_attention(i) and not in_gather:
             s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
     rows = requests if logits is None else logits
     head = counts.lm_head or counts.embedding

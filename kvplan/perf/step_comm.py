@@ -33,6 +33,12 @@ TP group) and, after the MLP, `dp_reduce_scatter_tensor` (one reduce_scatter_ten
 the output's all-reduce (deepseek_v2.py skips it under `use_reduce_scatter`,
 communicator.py `should_use_reduce_scatter` / `_scatter_hidden_states`): each a ring half,
 latency + (n - 1) / n x the gathered bytes / bandwidth; no all-to-all, TP attention as above.
+With attention TP above 1 (SGLang --dp-size below --tp: `Layout.attn_tp` GPUs a rank) the
+attention output is left partial and the gather sums it (communicator.py 0.5.6 :734-761
+`dp_gather_partial`), so such a layer has no attention all-reduce of its own; at MAX_LEN
+`_dp_gather_via_all_gather` first reduce-scatters the rank's tokens over its attention group
+(0.5.6 :478-495) and `dp_reduce_scatter_tensor` all-gathers them back over it (:552-560), a ring
+half each of the rank's own tokens.
 The logits gather: an lm_head split over the TP group under DP attention (SGLang without
 --enable-dp-lm-head) runs on every DP rank's rows and hands each rank back whole logits of its
 own (layers/logits_processor.py, 0.5.8.post1 :845-946, 0.5.5.post2 :794-895 the same): the

@@ -21,6 +21,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.capacity.plan import CapacityPlan
     from kvplan.kv.cache import Estimate
 
+
+def _dp_text(plan: CapacityPlan) -> str:
+    """The layout's DP attention as the KV-per-token row says it ("" without)."""
+    if not plan.dp_attention:
+        return ""
+    n = plan.attention_dp_size
+    return ", dp-attention" + (f" ({n} ranks of {plan.tp // n} GPUs)" if n else "")
+
 def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
                   reverse: ReverseAnswers | None = None) -> View:
     rules = Engine(plan.engine).rules
@@ -51,8 +59,7 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         plan.budget_formula)
     if plan.per_gpu_bytes_per_token is not None:
         row("KV bytes per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
-            plan.per_gpu_bytes_per_token, f"tp {plan.tp}" + (", dp-attention"
-                                                            if plan.dp_attention else ""))
+            plan.per_gpu_bytes_per_token, f"tp {plan.tp}" + _dp_text(plan))
     stage = plan.stages[plan.limiting_stage]
     label, how = rules.page_row(plan, stage.page_bytes, stage.group_size, stage.num_groups)
     row(label, human_bytes(stage.page_bytes), stage.page_bytes, how)
@@ -96,7 +103,7 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
     row("max_requests", commas(plan.max_requests), None, "whole requests that fit")
     if plan.dp_attention:
         row("max_requests, all DP ranks", commas(plan.total_max_requests), None,
-            f"{plan.tp} attention-DP ranks x per-rank requests")
+            f"{plan.attention_dp_size or plan.tp} attention-DP ranks x per-rank requests")
     records: dict[str, object] = {
         key: value for key, value in plan.to_dict().items() if key != "stages"
     }
@@ -163,7 +170,7 @@ def capacity_summary_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
     rows += [["KV budget per GPU", gib_text(plan.kv_budget_bytes), plan.budget_formula]]
     if plan.per_gpu_bytes_per_token is not None:
         rows += [["KV per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
-                  f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention else "")]]
+                  f"tp {plan.tp}" + _dp_text(plan)]]
     rows += [["KV per request", human_bytes(est.bytes_per_sequence),
               f"{plan.context:,} tokens, block-rounded"
               + (", per GPU" if plan.tp > 1 else "") + (", all stages" if plan.pp > 1 else "")],
@@ -172,7 +179,7 @@ def capacity_summary_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
              ["max_requests", commas(plan.max_requests), "whole requests that fit"]]
     if plan.dp_attention:
         rows.append(["max_requests, all DP ranks", commas(plan.total_max_requests),
-                     f"{plan.tp} attention-DP ranks"])
+                     f"{plan.attention_dp_size or plan.tp} attention-DP ranks"])
     if reverse is not None:
         rows.append([f"longest context for {reverse.requests:,} requests",
                      "none fits" if reverse.longest_context is None

@@ -182,11 +182,13 @@ def transformers_rotary_bytes(spec: ModelSpec) -> int:
 class DpAttentionWeights:
     """Where an engine's weights sit under data-parallel attention, one attention-DP rank per GPU
     (attention TP 1): the attention projections and the token embeddings are whole on every
-    rank, the routed experts split over the ranks (TP or EP) as without it. ``mlp_split``: the
-    dense MLP layers and the shared experts stay split over the whole TP group, else they are
-    whole too; ``lm_head_split``: likewise the lm_head. vLLM's DP + EP runs each DP rank as a
-    replica of all but the routed experts (both False); SGLang builds only attention and
-    embeddings on the attention-TP group (kvplan.engines.sglang.engine `dp_attention_weights`)."""
+    rank (SGLang's attention TP above 1 splits the attention over the rank's GPUs:
+    kvplan.capacity.weights `_dp_weights`), the routed experts split over the ranks (TP or EP)
+    as without it. ``mlp_split``: the dense MLP layers and the shared experts stay split over
+    the whole TP group, else they are whole too; ``lm_head_split``: likewise the lm_head.
+    vLLM's DP + EP runs each DP rank as a replica of all but the routed experts (both False);
+    SGLang builds only attention and embeddings on the attention-TP group
+    (kvplan.engines.sglang.engine `dp_attention_weights`)."""
 
     mlp_split: bool = False
     lm_head_split: bool = False

@@ -17,8 +17,9 @@ forward; new requests are dealt to the ranks by the engine's own balancing rule.
   requests and balances them (kvplan.engines.trtllm.dp_balance); a rank without work runs a
   dummy generation request so that every rank joins each forward (py_executor.py
   `_pad_attention_dp_dummy_request`): the slowest rank sets the step.
-- SGLang (`--tp D --dp D --enable-dp-attention`): D ranks of attention TP 1, the MoE over the
-  D GPUs (TP, or EP with --ep D / DeepEP); the data-parallel controller deals the requests
+- SGLang (`--tp T --dp D --enable-dp-attention`, D dividing T): D ranks of attention TP T / D
+  (each rank's pool on its attention-TP group: PlanInputs.attention_dp_size), the MoE over the
+  T GPUs (TP, or EP with --ep T / DeepEP); the data-parallel controller deals the requests
   round-robin and a rank with no batch runs an idle one while any rank has tokens; the MoE
   layers see the ranks' tokens summed in a step where some rank extends (SUM_LEN), each rank's
   padded to the busiest rank's in a decode-only step (MAX_LEN): `Simulator.gathered`, read in
@@ -102,6 +103,7 @@ class DpAttentionLayout:
     dp_attention: bool
     ep: int
     gpus: int
+    attention_dp_size: int | None = None  # PlanInputs.attention_dp_size (None: --tp)
 
 
 def dp_attention_layout(rules: EngineRules, *, tp: int, dp: int, ep: int) -> DpAttentionLayout:
@@ -112,17 +114,22 @@ def dp_attention_layout(rules: EngineRules, *, tp: int, dp: int, ep: int) -> DpA
     balance_for(rules)  # refused where the engine's ranks are not simulated
     if rules.scheduler is Scheduler.prefill_first:
         # SGLang: `--tp T --dp D --enable-dp-attention`, T GPUs, D ranks of attention TP T / D
-        # (kvplan.engines.launch.LaunchLayout); kvplan sizes and prices ranks of attention TP 1
-        # (kvplan.perf.layout.Layout.attention_tp), the MoE over the T GPUs: TP (--ep 1) or EP
-        # (--ep T, SGLang's --ep-size; DeepEP sets it to T).
-        if tp != dp:
-            raise InputError(f"--dp-attention: {rules.display_name}'s --tp is the engine's GPUs, "
-                             f"its ranks' attention TP --tp / --dp; only attention TP 1 is "
-                             f"simulated: give --tp {max(tp, dp)} --dp {max(tp, dp)}")
+        # (kvplan.engines.launch.LaunchLayout; layers/dp_attention.py
+        # compute_dp_attention_world_info, attn_tp_size = tp_size // dp_size: 0.5.3 :191-199,
+        # 0.5.6 :227-235, 0.5.9 :230-244), each rank's pool and step on its attention-TP group
+        # (PlanInputs.attention_dp_size, kvplan.perf.layout.Layout.attn_tp), the MoE over the T
+        # GPUs: TP (--ep 1) or EP (--ep T, SGLang's --ep-size; DeepEP sets it to T). SGLang
+        # asserts tp_size % dp_size == 0 (server_args.py _handle_data_parallelism: 0.5.3 :956,
+        # 0.5.6 :1498, 0.5.9 :2116).
+        if tp % dp:
+            raise InputError(f"--dp {dp}: {rules.display_name} asserts that --dp divides --tp "
+                             f"{tp} under --enable-dp-attention (its ranks' attention TP is "
+                             "--tp / --dp)")
         if ep not in (1, tp):
-            raise InputError(f"--dp-attention: --ep {ep} under {tp} ranks (an MoE TP x EP "
+            raise InputError(f"--dp-attention: --ep {ep} under {tp} GPUs (an MoE TP x EP "
                              f"hybrid) is not simulated: give --ep 1 or --ep {tp}")
-        return DpAttentionLayout(tp=tp, dp_attention=True, ep=ep, gpus=tp)
+        return DpAttentionLayout(tp=tp, dp_attention=True, ep=ep, gpus=tp,
+                                 attention_dp_size=dp)
     if rules.launch.ep_over_dp:
         # vLLM: D engines of --tp GPUs, EP over all D x TP (Launch.ep_over_dp); without
         # --enable-expert-parallel vLLM's MoE runs TP over the DP ranks, not simulated.

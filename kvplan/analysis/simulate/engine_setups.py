@@ -164,7 +164,8 @@ def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
     form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
             else MLAForm.absorbed)
     conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
-    layout = Layout(tp=cap.tp, dp_attention=cap.dp_attention, ep=cap.ep if cap.ep > 1 else 1)
+    layout = Layout(tp=cap.tp, dp_attention=cap.dp_attention, ep=cap.ep if cap.ep > 1 else 1,
+                    attn_tp=cap.attention_tp if cap.dp_attention else 1)
     graph = False if cap.dp_attention or cap.pp > 1 else prefill_graph  # off: DP attn, PP
     return MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
                          eff=engine_efficiency(
@@ -211,9 +212,25 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     reqs = plan.max_running_requests
     if max_running is not None or cap.max_num_seqs is None:
         reqs = min(reqs if max_running is None else max_running, tokens // 2)
+    elif cap.dp_attention:
+        # A given --max-running-requests sizes each rank's req_to_token_pool whole
+        # (model_runner.py 0.5.6 :509-513) but each rank's scheduler runs at most it //
+        # dp_size, asserted above 0 (managers/tp_worker.py 0.5.3 :145-152, 0.5.6 :290-297;
+        # model_runner.py 0.5.9 :593-600).
+        reqs = min(reqs, cap.max_num_seqs // cap.attention_dp_ranks)
+        if reqs < 1:
+            raise InputError(f"--max-running-requests {cap.max_num_seqs}: SGLang divides it by "
+                             f"--dp-size {cap.attention_dp_ranks} under DP attention and "
+                             "asserts the quotient above 0")
     cap_running = pool.running_cap(reqs)
-    chunk = (sglang_chunked_prefill_tokens(inputs.gpu) if opts.chunked_prefill_size is None
-             else (None if opts.chunked_prefill_size <= 0 else opts.chunked_prefill_size))
+    # Under DP attention each rank's scheduler takes chunked_prefill_size // dp_size, the default
+    # or the one given (server_args.py _handle_data_parallelism: 0.5.3 :954-957, 0.5.6
+    # :1496-1499, 0.5.9 :2114-2117; the disaggregated roles likewise, kvplan.analysis.disagg).
+    ranks = cap.attention_dp_ranks
+    chunk = (sglang_chunked_prefill_tokens(inputs.gpu, dp_attention=ranks)
+             if opts.chunked_prefill_size is None
+             else (None if opts.chunked_prefill_size <= 0
+                   else opts.chunked_prefill_size // ranks))
     if opts.max_prefill_tokens is not None and opts.max_prefill_tokens < 1:
         raise InputError(f"simulate: --max-prefill-tokens {opts.max_prefill_tokens}: expected "
                          "a positive token count")

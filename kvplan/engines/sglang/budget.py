@@ -126,13 +126,13 @@ def sglang_vlm_factor(version: str | None, vision_tower: tuple[int, int] | None)
 def sglang_default_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int, pp: int = 1,
                             dp_attention: bool = False, speculative: bool = False,
                             is_mla: bool = False, vision_tower: tuple[int, int] | None = None,
-                            ) -> tuple[float, str]:
+                            dp_size: int | None = None) -> tuple[float, str]:
     """SGLang's default mem_fraction_static (srt/server_args.py), by version; a multimodal
     checkpoint's (`vision_tower`: its encoder's layers, hidden size) scaled by
-    `sglang_vlm_factor`."""
+    `sglang_vlm_factor`. `dp_size`: --dp-size under DP attention (None: --tp)."""
     f, rule = _sglang_text_fraction(version=version, gpu_mem_bytes=gpu_mem_bytes, tp=tp, pp=pp,
                                     dp_attention=dp_attention, speculative=speculative,
-                                    is_mla=is_mla)
+                                    is_mla=is_mla, dp_size=dp_size or tp)
     factor = sglang_vlm_factor(version, vision_tower)
     if factor != 1.0:
         return f * factor, (f"{rule}; x {factor:.6g} for the vision tower "
@@ -141,7 +141,7 @@ def sglang_default_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int,
 
 
 def _sglang_text_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int, pp: int,
-                          dp_attention: bool, speculative: bool, is_mla: bool
+                          dp_attention: bool, speculative: bool, is_mla: bool, dp_size: int
                           ) -> tuple[float, str]:
     v = version_key(version)
     mem = gpu_mem_bytes // MiB  # nvidia-smi memory.total, MiB
@@ -171,7 +171,9 @@ def _sglang_text_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int, p
     chunked, bs = sglang_graph_defaults(mem, tp)
     reserved = 512 + 1.5 * max(chunked, 2048) + 2 * bs + ranks * 128
     if dp_attention:
-        reserved += 3 * bs * tp + (1.5 * bs * tp if bs > 300 else 0)
+        # cuda_graph_max_bs x dp_size x 3 (+ x 1.5 above 300): server_args.py 0.5.3 :650-658,
+        # 0.5.6 :834-842, 0.5.9 :1033-1041 (dp_size, not tp_size: the attention-DP ranks)
+        reserved += 3 * bs * dp_size + (1.5 * bs * dp_size if bs > 300 else 0)
     if v >= (0, 5, 10):
         reserved += 1536 if is_mla else 8 * 58  # prefill CUDA graphs, on by default
     if mem > 60 * 1024:
@@ -217,7 +219,8 @@ class SglangBudget:
             # DP attention SGLang forced for DSA came after the fraction (sglang.dsa_settings).
             dp_attention=inputs.dp_attention and not opts.forced_dp_attention,
             speculative=inputs.speculative_method is not None,
-            is_mla=inputs.is_mla, vision_tower=inputs.vision_tower)
+            is_mla=inputs.is_mla, vision_tower=inputs.vision_tower,
+            dp_size=inputs.attention_dp_ranks if inputs.dp_attention else None)
 
 
 BUDGET = SglangBudget()

@@ -521,7 +521,7 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
                 for lc in caches for c in lc.caches)
     if states:
         conv = sum(t.nbytes for s in states for t in s.tensors if t.name == "conv")
-        dp = inputs.tp if inputs.dp_attention else 1
+        dp = inputs.attention_dp_ranks
         given = opts.max_mamba_cache_size
         return MambaPool(
             cell=_token_cell(caches), conv_per_req=conv,
