@@ -45,7 +45,8 @@ def test_each_engine_runs_its_own_attention_dp_form() -> None:
     """Hand-derived from each engine's rule (kvplan.analysis.simulate.dp_lockstep.
     dp_attention_layout, which cites them): 64 experts over 8 GPUs split evenly (EP 8).
     SGLang `--tp 8 --dp 8 --enable-dp-attention`: simulate --tp 8, a rank sized as TP 8 with DP
-    attention (attention TP 8 / 8 = 1) and EP 8. vLLM `--data-parallel-size 8
+    attention (attention TP 8 / 8 = 1: SGLang's --dp recorded as attention_dp_size, sgldptp62)
+    and EP 8. vLLM `--data-parallel-size 8
     --tensor-parallel-size 1 --enable-expert-parallel`: simulate --tp 1, each DP engine sized
     as TP 1 with EP = TP x DP = 8 (no DP-attention flag of its own: its DP ranks are engines).
     TensorRT-LLM tp_size 8 + enable_attention_dp: simulate --tp 1, a rank sized as TP 8 with DP
@@ -54,7 +55,7 @@ def test_each_engine_runs_its_own_attention_dp_form() -> None:
     assert spec.moe is not None and spec.moe.n_routed_experts == 64
     assert even_ep(spec, 8) == 8
     assert attention_dp_engine(Engine.sglang.rules, spec, 8) == (
-        8, DpAttentionLayout(tp=8, dp_attention=True, ep=8, gpus=8))
+        8, DpAttentionLayout(tp=8, dp_attention=True, ep=8, gpus=8, attention_dp_size=8))
     assert attention_dp_engine(Engine.vllm.rules, spec, 8) == (
         1, DpAttentionLayout(tp=1, dp_attention=False, ep=8, gpus=8))
     assert attention_dp_engine(Engine.trtllm.rules, spec, 8) == (
@@ -64,7 +65,7 @@ def test_each_engine_runs_its_own_attention_dp_form() -> None:
     # ranks: neither is offered.
     assert even_ep(spec, 3) == 1
     assert attention_dp_engine(Engine.sglang.rules, spec, 3) == (
-        3, DpAttentionLayout(tp=3, dp_attention=True, ep=1, gpus=3))
+        3, DpAttentionLayout(tp=3, dp_attention=True, ep=1, gpus=3, attention_dp_size=3))
     assert attention_dp_engine(Engine.vllm.rules, spec, 3) is None
     assert attention_dp_engine(Engine.trtllm.rules, spec, 3) is None
     assert attention_dp_engine(Engine.vllm.rules, spec, 1) is None  # one rank: not DP
@@ -87,8 +88,10 @@ def test_attention_dp_layouts_follow_the_plain_ones_of_their_gpu_count() -> None
     spec = load_model("deepseek-v2-lite")[0]
     shapes = list(_layouts((1, 2, 4), 4, 100,
                            partial(attention_dp_engine, Engine.sglang.rules, spec)))
-    two = Shape(tp=2, dp=2, rank=DpAttentionLayout(tp=2, dp_attention=True, ep=2, gpus=2))
-    four = Shape(tp=4, dp=4, rank=DpAttentionLayout(tp=4, dp_attention=True, ep=4, gpus=4))
+    two = Shape(tp=2, dp=2, rank=DpAttentionLayout(tp=2, dp_attention=True, ep=2, gpus=2,
+                                                   attention_dp_size=2))
+    four = Shape(tp=4, dp=4, rank=DpAttentionLayout(tp=4, dp_attention=True, ep=4, gpus=4,
+                                                    attention_dp_size=4))
     assert shapes == [Shape(tp=1, dp=1), Shape(tp=1, dp=2), Shape(tp=2, dp=1), two,
                       Shape(tp=1, dp=3), Shape(tp=1, dp=4), Shape(tp=2, dp=2),
                       Shape(tp=4, dp=1), four]
@@ -127,8 +130,11 @@ def test_table_names_the_attention_dp_layout_in_the_engines_words() -> None:
     r = runner.invoke(app, [*ARGS, "--engine", "sglang"], env={"COLUMNS": "80"})
     assert all(len(line) <= 80 for line in r.stdout.splitlines())
     assert "2 DP-attn" in r.stdout and "N DP-attn: one SGLang engine" in r.stdout
-    # The answer (SGLang: attention DP over 4 GPUs here) as its launch spells it.
-    assert re.search(r"^MEETS: .* \(tp (\d), dp-attention \1, ep \1\)$", r.stdout, re.M)
+    # The layout in SGLang's own words (its flags), in the note under the table. Which layout
+    # wins here is not asserted: since SGLang's per-rank chunk and running cap (sgldptp62) the
+    # 4 DP-attn and 1 x 4 layouts are 0.1 ms apart at p90 TPOT; the winner's wording is checked
+    # in JSON by test_deepseek_v3_on_h200_under_sglang_meets_only_with_attention_dp.
+    assert re.search(r"\(e\.g\. tp (\d), dp-attention \1, ep \1;", " ".join(r.stdout.split()))
 
 
 def test_no_dp_attention_needs_rate() -> None:
