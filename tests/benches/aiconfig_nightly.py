@@ -8,7 +8,9 @@ commit is known from a public record and every release kvplan reads on that line
 the same replay: then no version-gated rule kvplan applies to the row can fall on the wrong side
 of the commit. Where kvplan's releases disagree on a row, the row is refused naming them (which
 side of that rule's change the commit is on is not decidable here); a build whose release line
-no record gives is refused with what is known of it. Never a guess from the image's date.
+no record gives is refused with what is known of it. Never a guess from the image's date alone:
+SGLang's nightlies (sglnightly62) are placed by their build date against the releases' PyPI
+publication and the contents of their sdists (tests.benches.aiconfig_sglang_nightly).
 
 The engines' repositories could not be read with git here (vllm-project/vllm 1.12 GB and
 sgl-project/sglang 1.22 GB snapshots, over the 500 MB fetch limit), so the evidence is the

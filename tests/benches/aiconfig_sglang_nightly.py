@@ -119,5 +119,34 @@ def check() -> None:
         assert date < PUBLISHED[release], release
 
 
-# The cohort's one evaluation, recorded after its first replay (none yet).
-FINDING = ""
+# The cohort's first evaluation (sglnightly62, 2026-12-06), the placement committed before any
+# of its rows was replayed; read after it, no rule or constant of the engine changed.
+FINDING = (
+    "Cohort sglnightly62 (first replayed at stop 62: SGLang's nightly images): the 103 frozen "
+    "rows of lmsysorg/sglang nightly-dev images d3bae71e, 1eea7448, b6fe0cca and d7256eb6 (45 "
+    "of them under the moving tag nightly-dev, their image in silicon_data_source), placed "
+    "between releases by their build date and the releases' published files "
+    "(tests/benches/aiconfig_sglang_nightly.py: below, the newest release PyPI published "
+    "before the build; above, 0.5.10, whose sdist holds main's features of 2026-04-02/03; "
+    "0.5.10rc0's sdist, published 2026-03-27, holds every rule kvplan gates at 0.5.10, so a "
+    "build from 2026-03-31 on is 0.5.10 to kvplan). Each row is replayed at every release of "
+    "its bracket and kept where they agree. The cohort's one evaluation, before any change: "
+    "91 rows within the bench's CPU bound (12 past it), 38 replayed (24 distinct "
+    "measurements), all held out; TTFT inside 10, TPOT inside 38, both 10; median |TTFT err| "
+    "84.9 %, |TPOT err| 7.4 %; median ratios 1.85 / 0.93. By image: 1eea7448 (2026-03-17, "
+    "0.5.9 - 0.5.10; GLM-5 FP8, B200, TP 8; 36 rows): 28 replayed (14 measurements stated "
+    "twice), TTFT inside 10, TPOT inside 28, both 10, median |err| 50.6 % / 7.2 %, ratios "
+    "1.51 / 0.93; 2 refused, 0.5.9's and 0.5.10's replays apart (8,192 / 1,024 at "
+    "concurrency 128: TTFT 21.6 s and 22.4 s); 6 past the CPU bound. b6fe0cca (2026-04-01, "
+    "as 0.5.10; GLM-5 FP8, B300, TP 8; 10 rows): 10 replayed, TTFT inside 0, TPOT inside "
+    "10, both 0, median |err| 138.2 % / 8.7 %, ratios 2.38 / 0.96. d3bae71e (2026-02-16, "
+    "0.5.8.post1 - "
+    "0.5.10; Qwen3.5-397B-A17B bf16, B200, TP 8; 45 rows): 0 replayed, 39 refused (0.5.8.post1 "
+    "and 0.5.9 apart), 6 past the CPU bound. d7256eb6 (2026-04-02, as 0.5.10; Qwen3.5-397B "
+    "NVFP4, B200, TP 4; 12 rows): 0 replayed, kvplan refuses all 12 at 0.5.10 (the "
+    "checkpoint's kv_cache_scheme under --kv-cache-dtype auto: give --kv-dtype). Read after "
+    "it (no rule or constant changed): TPOT is inside on every replayed row; TTFT comes out "
+    "high on GLM-5, more so on B300 and at long prompts and high concurrency, unlike the vLLM "
+    "nightly's low TTFT (nightly55). d3bae71e's refusals are kvplan's 0.5.8.post1 having no "
+    "model class for Qwen3_5MoeForConditionalGeneration (arrivals: served from 0.5.9), while "
+    "0.5.9 and 0.5.10 agree on the row read (1,024 / 1,024 at concurrency 4).")
