@@ -177,3 +177,29 @@ def test_sglang_refusal_names_the_rules_inside() -> None:
     assert not out.replayed and out.cohort == sglang_dates.COHORT
     assert f"kvplan's {build.candidates[0]} and {build.candidates[-1]} rules" in out.why_not
     assert "piecewise prefill CUDA graphs on by default" in out.why_not
+
+
+def test_a_candidate_that_does_not_serve_the_model_is_dropped() -> None:
+    # The row was measured on the build, so the build serves its architecture: a release
+    # kvplan refuses for not serving it yet is older than the build's code (sglnightly62).
+    row = _row("sglang")
+    build = nightly.nightly_of(row)
+    assert build is not None and len(build.candidates) > 1
+    oldest, kept = build.candidates[0], build.candidates[1]
+
+    def at(r: dict[str, str], version: str) -> Replay:
+        why = (f"kvplan refuses: x.json: architectures: SGLang {version} has no model class for "
+               f"Foo; SGLang serves Foo from {kept}: --engine-version {kept} or newer"
+               if version == oldest else "")
+        return Replay(id=r["id"], label=agg.label(r), measured_ttft_ms=1.0,
+                      measured_tpot_ms=1.0, concurrency=1, input_len=1, output_len=2,
+                      ttft_ms=None if why else 1.0, tpot_ms=None if why else 1.0, why_not=why)
+    out = nightly.replay(row, at)
+    assert out.replayed and f"(as {kept})," in out.label
+    # Any other refusal at the oldest candidate still sets the releases apart.
+
+    def other(r: dict[str, str], version: str) -> Replay:
+        base = at(r, kept)
+        return replace(base, ttft_ms=None, tpot_ms=None, why_not="kvplan refuses: something else"
+                       ) if version == oldest else base
+    assert not nightly.replay(row, other).replayed
