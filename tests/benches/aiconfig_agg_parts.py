@@ -76,7 +76,7 @@ def main(argv: list[str]) -> None:
         print_cohort(aiconfig_sglang_nightly.COHORT,
                      [agg.replay(r) for r in agg.rows()
                       if agg.release(r) is None and r["backend"] == "sglang"],
-                     aiconfig_sglang_nightly.FINDING)
+                     aiconfig_sglang_nightly.FINDING, aiconfig_sglang_nightly.SINCE)
     elif argv == ["--dp"]:  # the rows stating attention DP
         print_cohort(aiconfig_agg_dp.COHORT,
                      [agg.replay(r) for r in agg.rows() if agg.layout(r)[1] > 1],

@@ -570,7 +570,7 @@ def print_section() -> None:
         print(f"\n{FINDING}")
     print(f"\n{AGGMORE_FINDING}")
     print(f"\n{aiconfig_nightly.FINDING}")
-    print(f"\n{aiconfig_sglang_nightly.FINDING}")
+    print(f"\n{aiconfig_sglang_nightly.FINDING}\n\n{aiconfig_sglang_nightly.SINCE}")
     print(f"\n{HYBRID_FINDING}")
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")

@@ -18,6 +18,10 @@ snapshot) is over the fetch limit, so a build is placed by dates and by release 
 The build is replayed at every release kvplan reads between the two bounds (`candidates`) and
 kept only where they agree (tests.benches.aiconfig_nightly.replay); a disagreement refuses the
 row naming the rules kvplan gates inside the bracket (`INSIDE`).
+
+Run: python -m tests.benches.aiconfig_agg_parts --sglnightly (the cohort's lines of
+examples/simulate-bench.md; 75 s of CPU, 4.5 minutes wall on the loaded shared 2-core host at
+sglnightly62, for the 103 rows' one to three replays each).
 """
 
 from __future__ import annotations
@@ -150,3 +154,19 @@ FINDING = (
     "nightly's low TTFT (nightly55). d3bae71e's refusals are kvplan's 0.5.8.post1 having no "
     "model class for Qwen3_5MoeForConditionalGeneration (arrivals: served from 0.5.9), while "
     "0.5.9 and 0.5.10 agree on the row read (1,024 / 1,024 at concurrency 4).")
+
+# After the first evaluation (sglnightly62): the candidates kvplan refuses for not serving the
+# row's architecture yet are dropped (tests.benches.aiconfig_nightly.replay), the rule read
+# from d3bae71e's 39 refusals, so those rows are shaped by it.
+SINCE = (
+    "Since (sglnightly62, written after the first evaluation and committed before the rows "
+    "were replayed again): a row was measured on its build, so the build serves the row's "
+    "architecture, and a candidate release that kvplan refuses for not serving it yet is "
+    "older than the build's code and dropped (aiconfig_nightly.replay). It moves d3bae71e's "
+    "39 rows alone (Qwen3.5-397B-A17B bf16, B200, TP 8: 0.5.8.post1 has no "
+    "Qwen3_5MoeForConditionalGeneration, SGLang serves it from 0.5.9; 0.5.9 and 0.5.10 agree on "
+    "all 39), shaped by this rule: 0 -> 39 replayed (13 measurements stated three times), "
+    "simulated as 0.5.9; TTFT inside 15, TPOT inside 39, both 15; median |err| 34.5 % / "
+    "9.4 %; ratios 0.94 / 0.91. The cohort: 38 -> 77 replayed, TTFT inside 10 -> 25, TPOT "
+    "inside 38 -> 77, both 10 -> 25, median |err| 84.9 % -> 48.2 % / 7.4 % -> 9.4 %, ratios "
+    "1.85 -> 1.48 / 0.93 -> 0.91; held out (1eea7448, b6fe0cca) unchanged.")
