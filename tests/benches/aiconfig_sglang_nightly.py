@@ -44,9 +44,9 @@ PUBLISHED = {
 # PR #16711's --stream-response-default-include-usage (de9859073, 2026-04-03 21:36 -0700;
 # server_args.py), PR #19163's transformers backend rework (34ddf135f, 2026-04-02 16:02 -0700;
 # models/transformers.py 1,632 lines, 289 in 0.5.10rc0) and PR #21342's EngineScoreMixin
-# (90e86800f, 2026-04-03; entrypoints/engine_score_mixin.py), and not PR #20501's
-# fused_sampling.py (added 2026-04-01, reverted by ee9d922f5 on 2026-04-03): its branch was cut
-# from main after 2026-04-03.
+# (90e86800f, 2026-04-03; entrypoints/engine_score_mixin.py), none of them in 0.5.10rc0's, and
+# no fused_sampling.py (PR #20501's, added 2026-04-01, reverted by ee9d922f5 on 2026-04-03):
+# its branch was cut from main after 2026-04-03.
 HOLDS = {
     "0.5.10": ("2026-04-03", (
         "sglang 0.5.10's sdist holds main's PRs #16711, #19163 and #21342 (merged 2026-04-02 "
@@ -64,10 +64,10 @@ RC_HOLDS = {
         "gates at 0.5.10: piecewise prefill CUDA graphs on by default (server_args.py:632 "
         "disable_piecewise_cuda_graph = False; kvplan.engines.sglang.prefill_graph, "
         "engine_args --disable-piecewise-cuda-graph), their memory reserve (server_args.py:"
-        "1280-1287, the same lines as 0.5.10's :1301-1308; kvplan.engines.sglang.budget), the "
-        "default max_running_requests read from the pool (model_runner_kv_cache_mixin.py "
+        "1283-1290, the same lines as 0.5.10's :1304-1311; kvplan.engines.sglang.budget), the "
+        "default max_running_requests read from the pool (model_runner_kv_cache_mixin.py:808 "
         "_resolve_max_num_reqs; kvplan.engines.sglang.pools RUNNING_FROM_POOL_SINCE), the "
-        "token capacity split (_resolve_token_capacity; swa_split) and transformers 5.3.0 "
+        "token capacity split (:776 _resolve_token_capacity; swa_split) and transformers 5.3.0 "
         "(pyproject.toml:74; arrivals.json transformers_pin); Glm4MoeForCausalLM's FP32 "
         "router (router_gemm.py, 0.5.10) merged on main 2026-03-30 19:25 UTC (PR #21660, "
         "ad064c2f4), before this build")),
