@@ -3,6 +3,7 @@
 without regenerating the page: each prints the lines that part's rows make on the page.
 
     python -m tests.benches.aiconfig_agg_parts --nightly   # cohort nightly55 (aiconfig_nightly)
+    python -m tests.benches.aiconfig_agg_parts --sglnightly  # sglnightly62: SGLang's nightlies
     python -m tests.benches.aiconfig_agg_parts --dp        # cohort aggdp55 (aiconfig_agg_dp)
     python -m tests.benches.aiconfig_agg_parts --trt-ep    # trta2a56 (aiconfig_agg_trtep)
     python -m tests.benches.aiconfig_agg_parts --trt-prefill  # trtprefill57: every TRT-LLM row
@@ -13,7 +14,12 @@ from __future__ import annotations
 import collections
 import sys
 
-from tests.benches import aiconfig_agg_dp, aiconfig_agg_trtep, aiconfig_nightly
+from tests.benches import (
+    aiconfig_agg_dp,
+    aiconfig_agg_trtep,
+    aiconfig_nightly,
+    aiconfig_sglang_nightly,
+)
 from tests.benches import aiconfig_agg_runs as agg
 from tests.benches.aiconfig_agg_text import TRTLLM_EP_FINDING, TRTLLM_PREFILL_FINDING
 from tests.benches.disagg_rows import Replay
@@ -66,6 +72,11 @@ def main(argv: list[str]) -> None:
         print_cohort(aiconfig_nightly.COHORT,
                      [agg.replay(r) for r in agg.rows() if agg.release(r) is None],
                      aiconfig_nightly.FINDING)
+    elif argv == ["--sglnightly"]:  # SGLang's non-release rows (sglnightly62)
+        print_cohort(aiconfig_sglang_nightly.COHORT,
+                     [agg.replay(r) for r in agg.rows()
+                      if agg.release(r) is None and r["backend"] == "sglang"],
+                     aiconfig_sglang_nightly.FINDING, aiconfig_sglang_nightly.SINCE)
     elif argv == ["--dp"]:  # the rows stating attention DP
         print_cohort(aiconfig_agg_dp.COHORT,
                      [agg.replay(r) for r in agg.rows() if agg.layout(r)[1] > 1],
@@ -76,7 +87,8 @@ def main(argv: list[str]) -> None:
     elif argv == ["--trt-prefill"]:
         print_trt_prefill()
     else:
-        sys.exit("usage: python -m tests.benches.aiconfig_agg_parts --nightly | --dp | --trt-ep"
+        sys.exit("usage: python -m tests.benches.aiconfig_agg_parts --nightly | --sglnightly | --dp"
+                 " | --trt-ep"
                  " | --trt-prefill")
 
 

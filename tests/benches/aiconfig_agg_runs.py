@@ -86,6 +86,7 @@ from tests.benches import (
     aiconfig_agg_trtep,
     aiconfig_harness,
     aiconfig_nightly,
+    aiconfig_sglang_nightly,
     disagg_rows,
 )
 from tests.benches.aiconfig_agg_loop import ROUNDS, row_run, steady
@@ -569,6 +570,7 @@ def print_section() -> None:
         print(f"\n{FINDING}")
     print(f"\n{AGGMORE_FINDING}")
     print(f"\n{aiconfig_nightly.FINDING}")
+    print(f"\n{aiconfig_sglang_nightly.FINDING}\n\n{aiconfig_sglang_nightly.SINCE}")
     print(f"\n{HYBRID_FINDING}")
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")

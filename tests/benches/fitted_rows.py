@@ -882,6 +882,9 @@ def _listed_rows(name: str) -> tuple[str, ...]:
 # aiconfig_agg_runs.py; tests.benches.aiconfig_agg_trtep), replayed and read before trta2a56's
 # all-to-all rule was written.
 _AIC_AGG_TRT_TP_EP = _listed_rows("aiconfig_agg_trta2a56_rows.txt")
+# SGLang nightly d3bae71e's 39 aggregated rows, refused at cohort sglnightly62's first evaluation
+# (tests.benches.aiconfig_sglang_nightly) and replayed after the rule below was written.
+_AIC_AGG_SGLANG_NIGHTLY = _listed_rows("aiconfig_agg_sglnightly62_rows.txt")
 
 # The 493 TensorRT-LLM aggregated rows replayed at stop 56's end, read (TTFT median ratio 0.616,
 # median |error| 55.8 %) before trtprefill57's eager-prefill rule was written.
@@ -1568,6 +1571,12 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "release in its model code, priced at the card's FP32 peak x 0.7; the bench-only "
                 "rule above made one, read after these rows' lone-prompt TTFT",
            rows=_LONE_PREFILL_READ),
+    Shaped(commit="99022c71",
+           rule="A nightly build's candidate release that kvplan refuses for not serving the "
+                "row's architecture yet is dropped: the row ran on the build "
+                "(tests.benches.aiconfig_nightly.replay, sglnightly62), written after these "
+                "SGLang nightly d3bae71e rows were refused at 0.5.8.post1",
+           rows=_AIC_AGG_SGLANG_NIGHTLY),
 )
 
 
