@@ -67,3 +67,17 @@ def test_ratio_groups_read_the_rows() -> None:
     # 1292 and another measurement at 64 users): the measurement counted once.
     assert (64, pytest.approx(639.3540248561521 / 23.33027133309744)) in groups[key]
     assert sum(c == 64 for c, _ in groups[key]) == 3  # three measurements at 64 users
+
+
+def test_growth_summary() -> None:
+    # Four kept points: measured / mean growth 1.0, 1.1, 0.8, 1.2 (sorted 0.8, 1.0, 1.1, 1.2;
+    # inclusive quartiles at positions 0.75, 1.5, 2.25: 0.95, 1.05, 1.125, the last printed
+    # 1.12 as binary floating point holds it just under; within 15 %: 1.0 and 1.1, two),
+    # measured / median growth 2, 2, 2, 2; the fifth point's kvplan mean growth 20 is past
+    # FULL_POOL and left out.
+    points = [(2.0, 2.0, 1.0), (2.2, 2.0, 1.1), (1.6, 2.0, 0.8), (2.4, 2.0, 1.2),
+              (3.0, 20.0, 1.0)]
+    text = v.growth_summary(points)
+    assert text.startswith("4 of 5 points")
+    assert "of the mean 1.05 (quartiles 0.95 - 1.12; 2 within 15 %)" in text
+    assert "of the median 2.00 (quartiles 2.00 - 2.00; 0 within 15 %)" in text
