@@ -17,11 +17,19 @@ Sections (`main`):
 3. A counterfactual (`counterfactual_lines`): InferenceX's workload with every prompt chunk's
    own price multiplied by K (1, 2, 3), read as the mean over all requests, the median, and
    the mean without the start-up burst.
+4. Growth from 4 users (`growth_lines`, at ISL 8,192 and 1,024): each configuration's TTFT at
+   32, 64 and 128 users over its own 4-user TTFT, measured against kvplan's under InferenceX's
+   workload read as the mean and as the median (a ratio in which a constant price error
+   cancels).
+5. The brief's rows (`statistic_lines`): kvplan / measured TTFT of the frozen bench against
+   InferenceX's workload read as the mean and as the median.
+
+Run: python -m tests.benches.vllmlong62 (sections 1-3: 29 s of CPU; section 4 about 5 minutes
+of CPU an ISL; section 5 about 6 minutes; on the shared 2-core host at a load of ~12, section 5
+took 20 minutes of wall time). Not printed by examples/simulate-bench.md's generator.
 
 The candidates the brief lists, read in vLLM's sdists (0.16.0, 0.17.0, 0.18.0, 0.19.0; 0.15.1
 has no sdist on PyPI, its lines as kvplan read them before): FINDING.
-
-Run: python -m tests.benches.vllmlong62 (about 3 minutes of CPU).
 """
 
 from __future__ import annotations
