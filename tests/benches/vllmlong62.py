@@ -29,7 +29,7 @@ of CPU an ISL; section 5 about 6 minutes; on the shared 2-core host at a load of
 took 20 minutes of wall time). Not printed by examples/simulate-bench.md's generator.
 
 The candidates the brief lists, read in vLLM's sdists (0.16.0, 0.17.0, 0.18.0, 0.19.0; 0.15.1
-has no sdist on PyPI, its lines as kvplan read them before): FINDING.
+has no sdist on PyPI and was not read here): FINDING.
 """
 
 from __future__ import annotations
@@ -391,7 +391,9 @@ FINDING = (
     "What it says (vllmlongq62, written after the sections above were first printed; no rule "
     "or constant changed; every row named or tabled here was read, so a rule later built on "
     "this is SHAPED by them). (1) The code, read in vLLM's sdists 0.16.0, 0.17.0, 0.18.0 and "
-    "0.19.0 (0.15.1 has none on PyPI; kvplan's earlier readings of it agree): every candidate "
+    "0.19.0 (0.15.1 has no sdist on PyPI and was not read here; kvplan read its graph and "
+    "output paths before: kvplan.perf.vllm_ungraphed, kvplan.engines.vllm.frontend): every "
+    "candidate "
     "is either what kvplan already simulates or cannot be the miss. max_num_batched_tokens: "
     "8,192 for the OpenAI server on a GPU of >= 70 GiB but an A100 (engine/arg_utils.py "
     "get_batch_defaults, 0.16.0:1881, 0.17.0:1978, 0.18.0:2012, 0.19.0:2053-2057), kvplan's "
