@@ -81,3 +81,13 @@ def test_growth_summary() -> None:
     assert text.startswith("4 of 5 points")
     assert "of the mean 1.05 (quartiles 0.95 - 1.12; 2 within 15 %)" in text
     assert "of the median 2.00 (quartiles 2.00 - 2.00; 0 within 15 %)" in text
+
+
+def test_step_summary() -> None:
+    # One decode-only step (4 decodes, 10 ms); two with chunks: 3 decodes + 100 tokens (50 ms)
+    # and 1 decode + 50 + 60 tokens (70 ms): mean 60 ms, (3 + 1) / 2 = 2 decodes, (100 + 110) /
+    # 2 = 105 chunk tokens, (1 + 2) / 2 = 1.50 chunks.
+    steps = [v.Step(4, (), 0.010), v.Step(3, (100,), 0.050), v.Step(1, (50, 60), 0.070)]
+    assert v.step_summary(steps) == (
+        "3 steps; decode-only 1 at 10.0 ms (mean 4 decodes); with a prompt chunk 2 at 60.0 ms "
+        "(mean 2 decodes + 105 chunk tokens in 1.50 chunks)")
