@@ -200,5 +200,16 @@ FINDING = (
     "aiconfig_sglang_flags.recv_shaped()), 0.75 (26.5 %): B200 NVFP4 TP 4 EP 4 / TP 8 EP 8 "
     "0.57 / 0.61 -> 0.99 / 1.03, B200 FP8 TP 8 0.49 -> 0.69, H200 (no interval in its "
     "script) 0.79 either way. Left: all rows under the measured at 64 and more users "
-    "(1,024 / 1,024 at 128: 0.47) and the B300 rows (0.11 - 0.56), not read.")
+    "(1,024 / 1,024 at 128: 0.47) and the B300 rows (0.11 - 0.56), not read. Since "
+    "(vllmlongq62, tests.benches.vllmlong62, read after the vLLM 8,192-token rows' TTFT was "
+    "seen; no rule changed): the statistic is more likely the MEAN over every request, the "
+    "start-up burst included. Per configuration, the vLLM InferenceX rows' TTFT at 32, 64 "
+    "and 128 users over their own 4-user TTFT (a ratio in which a constant error of kvplan's "
+    "prices cancels) follows kvplan's own growth of the mean under the harness's workload "
+    "(measured / kvplan 1.01 median, quartiles 0.93 - 1.07, 53 of 58 points within 15 %), "
+    "not of the median (2.37; none within 15 %); InferenceX's docs name mean_ttft as the "
+    "TTFT (AGENTS.md:491). The C prompts sent at t = 0 queue (C - 1) / 2 prefills for 1 / 10 "
+    "of the requests, which is why the measured TTFT grows about linearly with the users; "
+    "what is left is the 8,192-token prompt's price, about the same factor at 4 users as at "
+    "64 (tests.benches.lone_prefill's open question).")
 
