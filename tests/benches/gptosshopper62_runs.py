@@ -22,7 +22,24 @@ Three replays of each row, the bench's closed loop and steady-state means otherw
   --max-cudagraph-capture-size 2048, which kvplan's vLLM step time does not read).
 
 Split: the H100 / H200 rows were read before the rule was written (the issue names two of them
-and simulate-bench.md prints their errors): SHAPED, though nothing was fitted on them.
+and simulate-bench.md prints their errors): SHAPED, though nothing was fitted on them. The rule
+does not move the frozen replay (every flag at its default), so the page's frozen table and
+its split column stay as they were; the counterfactual below is what they say of the rule.
+
+Results (first run at fba1d9cb, rule frozen at bfe50803; median predicted / measured TTFT /
+TPOT, rows inside [0.75, 1.33] TTFT / TPOT; the record the page prints is
+aiconfig_agg_text.GPTOSS_HOPPER_FINDING):
+
+- H100 / H200, 108 rows, frozen -> marlin: 0.74 / 0.94 -> 1.05 / 0.95, inside 53 / 98 ->
+  58 / 101; ISL 8,192 (42): 0.64 / 0.86 -> 0.87 / 0.88, inside 9 / 36 -> 28 / 39; ISL 1,024
+  (66): 0.98 / 0.99 -> 1.34 / 0.99, inside 44 / 62 -> 30 / 62. `script` = `marlin` on every
+  row (the scripts' other flags bind nowhere at these loads).
+- B200 controls (6 of 63 replayed, then stopped for CPU): unchanged to the printed digit.
+- --harness, 52 rows (ISL 1,024: 25, 8,192: 27): TTFT 0.43 -> 0.50 and 0.34 -> 0.46, TPOT
+  1.00 -> 1.01 and 0.91 -> 0.94; no row's TTFT inside in either mode.
+
+Run time: about 20 min for the 108 Hopper rows' three replays and 10 min for --harness, on
+the shared 2-core host under load.
 
 A second pass (`--harness`) replays the H100 / H200 rows with 1,024-token outputs at
 concurrency <= HARNESS_MAX_CONC under InferenceX's own workload (aiconfig_harness_replay: the
@@ -51,6 +68,8 @@ from tests.benches.aiconfig_harness_replay import workload
 from tests.benches.disagg_rows import BAND, Replay, stated_concurrency
 
 HOPPER = ("h100_sxm", "h200_sxm")
+
+# The record of its first run: tests.benches.aiconfig_agg_text.GPTOSS_HOPPER_FINDING.
 MODES = ("frozen", "marlin", "script")
 
 
