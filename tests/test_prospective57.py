@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 
+import pytest
+
 from tests.benches import (
     dashboard_log57,
     prospective31_runs,
@@ -106,14 +108,17 @@ def test_the_dashboard_log_window_is_the_clients_work() -> None:
 def test_the_dashboard_log_against_kvplans_steps() -> None:
     # What the page's paragraph says of kvplan's cost model, held so that a change to the cost
     # model that moves it shows here: the decode step of 64 requests is below the client's
-    # median ITL (5.88 vs 6.32 ms), the prefill per prompt token less than half the log's
-    # (3.42 vs 9.9 us), and the window's work priced under its 50 s.
+    # median ITL (5.90 vs 6.32 ms), the prefill per prompt token less than half the log's
+    # (4.59 vs 9.9 us: Marlin, the run's forced kernel, since gptosshopper62; 3.42 before),
+    # and the window's work priced under its 50 s; the experts now the chunk step's largest
+    # op (18.0 ms, the all-reduce 17.3; Triton's pricing gave 10.7).
     run = _runs()[prospective57_runs.DASHBOARD]
     w, k = dashboard_log57.window(), dashboard_log57.kvplan_steps(run)
     assert k.decode_s * 1e3 < dashboard_log57.DECODE_STEP_MS
     assert k.prefill_s_per_token < w.prefill_s_per_token / 2
     assert w.steps * k.decode_s + w.prompt_tokens * k.prefill_s_per_token < w.seconds
-    assert dict(k.dense_by_op)["tp_all_reduce"] > dict(k.dense_by_op)["experts"]
+    assert dict(k.dense_by_op)["experts"] > dict(k.dense_by_op)["tp_all_reduce"]
+    assert k.prefill_s_per_token * 1e6 == pytest.approx(4.59, abs=0.01)
 
 
 def test_anyscales_runs_ran_flashinfers_sampler() -> None:
@@ -125,3 +130,14 @@ def test_anyscales_runs_ran_flashinfers_sampler() -> None:
     for run in doc["runs"]:
         assert run.get("flashinfer_sampler") is (
             True if run["source"].startswith("anyscale") else None), run["id"]
+
+
+def test_the_dashboard_run_forced_marlin() -> None:
+    # gptosshopper62 (the data file's 'amended'): perf-dashboard benchmark/run.sh:142 exports
+    # VLLM_MXFP4_USE_MARLIN=1 (its server log: 'Using Marlin backend'), so its replay runs
+    # --mxfp4-backend marlin; no other run of the set names a kernel.
+    doc = prospective_runs.load(prospective57_runs.DATA)
+    assert "run.sh:142" in doc["amended"] and "VLLM_MXFP4_USE_MARLIN=1" in doc["amended"]
+    for run in doc["runs"]:
+        assert run.get("mxfp4_backend") == (
+            "marlin" if run["id"] == prospective57_runs.DASHBOARD else None), run["id"]

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.engine_args import EngineFlags
     from kvplan.engines.handover import KvConnector
     from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+    from kvplan.engines.moe_kernel import MoeKernels
     from kvplan.engines.offload import OffloadRule
     from kvplan.engines.reserve import Reserve
     from kvplan.engines.stage_pool import GridPages, PlanFacts, StageFacts, StagePool
@@ -307,6 +308,10 @@ class EngineRules(Protocol):
 
     def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
         """The MXFP4 MoE kernel on the inputs' GPU and release, and why; None: Marlin's."""
+
+    def moe_kernels(self, options: EngineOptions | None = None) -> MoeKernels | None:
+        """Its fused-MoE kernels (CostTraits.moe_kernel) as `options` pick them (a kernel the
+        user forces); None: none priced apart."""
 
     def attention_scale_bytes(self, spec: ModelSpec) -> int:
         """Scale-buffer bytes per attention layer, with the weights (0: none; weights.py)."""

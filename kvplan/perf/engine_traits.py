@@ -119,7 +119,7 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   ep_all_to_all_needs_dp=traits.ep_all_to_all_needs_dp,
                   prefill_mlp_all_reduce=traits.prefill_mlp_all_reduce,
                   decode_mlp_gather=traits.decode_mlp_gather,
-                  attention_kernels=traits.attention_kernels, moe_kernel=traits.moe_kernel,
+                  attention_kernels=traits.attention_kernels, moe_kernel=rules.moe_kernels(options),
                   engine_version=version, router_gemm=traits.router_gemm,
                   kv_dtype_attention=tuple(
                       k for k in traits.kv_dtype_attention

@@ -93,6 +93,7 @@ from tests.benches.aiconfig_agg_loop import ROUNDS, row_run, steady
 from tests.benches.aiconfig_agg_text import (
     AGGMORE_FINDING,
     FINDING,
+    GPTOSS_HOPPER_FINDING,
     HYBRID_FINDING,
     TRTLLM_EP_FINDING,
     TRTLLM_FINDING,
@@ -605,6 +606,7 @@ def print_harness(part: list[Replay]) -> None:
             print(h.offset_line(f"{prov}: {backend}, ISL {isl:,}",
                                 [r for r in mine if r.input_len == isl]))
     print(f"\n{h.FINDING}")
+    print(f"\n{GPTOSS_HOPPER_FINDING}")
 
 
 def _representative() -> SimSetup:

@@ -274,3 +274,42 @@ TRTLLM_PREFILL_FINDING = (
     "ratio TTFT 0.16 -> 0.33, TPOT 1.11 -> 1.10. Not modelled: under attention DP TensorRT-LLM "
     "runs every rank eagerly when any rank holds a context request (_maybe_get_cuda_graph's "
     "tp_allgather), where kvplan charges the launch only to the ranks with a chunk.")
+
+# gptosshopper62: the record of tests/benches/gptosshopper62_runs.py's first run at fba1d9cb (rule
+# frozen at bfe50803), typed in; printed after aiconfig_harness.FINDING by
+# aiconfig_agg_runs.print_harness. The frozen table above is
+# unchanged by it (the bench runs every flag at its default).
+GPTOSS_HOPPER_FINDING = (
+    "gpt-oss-120b on Hopper (gptosshopper62, read after these rows' errors were printed, so "
+    "the H100 / H200 rows are no test of what follows). Which kernels vLLM 0.15.1-0.19.0 run "
+    "for gpt-oss on SM 9.0, from the code: the MXFP4 MoE is Triton's matmul_ogs by default "
+    "(triton_kernels vendored; 0.18.0 quantization/mxfp4.py:109-170, 0.19.0 "
+    "fused_moe/oracle/mxfp4.py:169-184, 336-343) but Marlin where VLLM_MXFP4_USE_MARLIN=1, and "
+    "InferenceX's gptoss_fp4_h100.sh / gptoss_fp4_h200.sh export it (since their v0.13.0 "
+    "update, 4e52ed4c6, through the v0.18.0 one, cec542a9a; vLLM's perf-dashboard run.sh "
+    "exports it too, and its 0.15.1 server log prints 'Using Marlin backend'); attention with "
+    "sinks is FlashAttention 3 (platforms/cuda.py priorities, "
+    "fa_utils.flash_attn_supports_sinks: FA3 only; priced by its exact pairs, "
+    "kvplan.engines.vllm.attention_backend); the scripts' other flags (no prefix caching, "
+    "8,192 batched tokens, --max-num-seqs C, their --max-model-len) move no row. The frozen "
+    "replay priced Triton's kernel (weights and exact FLOPs at the dense peak); since bfe50803 "
+    "`--mxfp4-backend marlin` prices Marlin (padded rows at the mma.sync rate). "
+    "tests/benches/gptosshopper62_runs.py, the 108 H100 / H200 rows, frozen -> Marlin (median "
+    "ratio TTFT / TPOT; inside [0.75, 1.33]): ISL 8,192 (42 rows) 0.64 / 0.86 -> 0.87 / 0.88, "
+    "TTFT inside 9 -> 28, TPOT 36 -> 39 (H200 TP 4 at 64 users TPOT 0.66 -> 0.73, TP 1 at 64 "
+    "0.66 -> 0.76); ISL 1,024 (66 rows) 0.98 / 0.99 -> 1.34 / 0.99, TTFT inside 44 -> 30. The "
+    "B200 rows (FlashInfer's kernels, VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 in "
+    "gptoss_fp4_b200.sh) do not move (6 replayed; tests/test_vllm_mxfp4_chosen.py). The "
+    "1,024-token overshoot is the bench's fixed lengths: under InferenceX's own workload "
+    "(--harness: 10 x C requests, lengths uniform in [0.8, 1] x ISL / OSL, every request "
+    "measured; the 52 rows with 1,024-token outputs at up to 16 users) kvplan's TTFT is below "
+    "the measured at both lengths, frozen -> Marlin 0.43 -> 0.50 (ISL 1,024) and 0.34 -> 0.46 "
+    "(ISL 8,192), TPOT 1.00 -> 1.01 and 0.91 -> 0.94. What is left points at the prefill: at 4 "
+    "users on 4 x H100, ISL 8,192, InferenceX measures 176.0 ms of TTFT for prompts of "
+    "6,553-8,192 tokens, where kvplan's Marlin step for one 7,373-token prompt (their mean) is "
+    "60.5 ms (experts 32.1, all-reduce 13.5), and the perf-dashboard log gives at most 9.87 us "
+    "a prompt token where kvplan's Marlin chunk step gives 4.59 (prospective57): Marlin's "
+    "grouped GEMMs at prefill sizes on Hopper, or something else in the chunk step, cost about "
+    "twice what kvplan charges. No measurement kvplan holds times them, so nothing was fitted; "
+    "the default (no --mxfp4-backend) is unchanged, and the frozen replay keeps every flag at "
+    "its default.")

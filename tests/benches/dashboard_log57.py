@@ -105,15 +105,19 @@ class KvplanSteps:
 def kvplan_steps(run: dict) -> KvplanSteps:  # type: ignore[type-arg]
     """kvplan's steps for `run` (the perf-dashboard run of prospective57.json)."""
     return _kvplan_steps(run["model"], run["gpu"], run["tp"], run["vllm"], run["max_model_len"],
-                         run.get("gpu_memory_utilization"), run["async_scheduling"])
+                         run.get("gpu_memory_utilization"), run["async_scheduling"],
+                         run.get("mxfp4_backend"))
 
 
 @functools.cache
 def _kvplan_steps(model: str, gpu: str, tp: int, vllm: str, max_model_len: int,
-                  mem_fraction: float | None, async_scheduling: bool) -> KvplanSteps:
+                  mem_fraction: float | None, async_scheduling: bool,
+                  mxfp4_backend: str | None = None) -> KvplanSteps:
     spec = load_spec(str(REPO / model))
+    # The run's forced MXFP4 kernel (prospective_runs.run_one reads it alike).
     inputs = estimate_inputs(spec, context=max_model_len, gpu=gpu, tp=tp, engine=Engine.vllm,
-                             engine_version=vllm, mem_fraction=mem_fraction)
+                             engine_version=vllm, mem_fraction=mem_fraction,
+                             **({} if mxfp4_backend is None else {"mxfp4_backend": mxfp4_backend}))
     cost: MixedStepCost = setup(spec, inputs, async_scheduling=async_scheduling)[0].cost
     decodes = [CONTEXT] * (RUNNING - CHUNKS)
     chunks = [(0, PROMPT_LEN)] * CHUNKS
@@ -173,10 +177,12 @@ def log_note(run: dict, measured_ttft_ms: float,  # type: ignore[type-arg]
         f"{PROMPT_LEN:,}-token chunks beside {RUNNING - CHUNKS} decodes "
         f"({w.prefill_s_per_token / k.prefill_s_per_token:.1f}x less), and prices the window's "
         f"work at {priced:.1f} s of its {w.seconds:.0f}. That chunk step's ops that scale with "
-        f"its tokens, as kvplan charges them: {ops}; the routed experts are charged as bf16 "
-        "GEMMs at the device's GEMM fraction of the H200's dense bf16 peak (Marlin dequantizes "
-        "the FP4 weights and runs 16-bit MMAs; its block of rows is 64 at these sizes, "
-        "fused_moe/fused_marlin_moe.py:306-308). The log puts about "
+        f"its tokens, as kvplan charges them: {ops}; the routed experts are charged as "
+        "Marlin's 16-bit grouped GEMMs (it dequantizes the FP4 weights; its block of rows is 64 "
+        "at these sizes, fused_moe/fused_marlin_moe.py:306-308): their padded rows at the "
+        "H200's mma.sync rate, the run's forced kernel since gptosshopper62 (the replay's "
+        "mxfp4_backend; before it, Triton's exact FLOPs at the dense bf16 peak: 3.42 us a "
+        "prompt token, 10.7 ms of experts). The log puts about "
         f"{(w.prefill_s_per_token - k.prefill_s_per_token) * CHUNKS * PROMPT_LEN * 1e3:.0f} ms "
         "more on each 8,192-token chunk than kvplan, more than its whole experts charge: either "
         "Marlin's grouped GEMMs run at a small fraction of the peak at prefill sizes on Hopper "

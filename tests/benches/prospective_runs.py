@@ -261,6 +261,8 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
     release's defaults as kvplan reads them, EP off); a vLLM run's `flashinfer_sampler` (True:
     FlashInfer was installed, so a release that runs its top-k/top-p sampler whenever it
     imports did, kvplan.engines.vllm.budget; absent: the release's default, the plain wheel);
+    a vLLM run's `mxfp4_backend` (the MXFP4 MoE kernel its environment forced, as
+    VLLM_MXFP4_USE_MARLIN=1: --mxfp4-backend; absent: the release's on the GPU);
     for a TensorRT-LLM run (`engine` "trtllm", release `trtllm`) `enable_chunked_prefill` as
     trtllm-serve's flag sets it (absent: llm_args' default, off). A run kvplan refuses (its
     plan or the simulator raises) comes back with the reason in `refused`, not guessed.
@@ -277,7 +279,9 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
                                  max_num_seqs=run.get("max_num_seqs"),
                                  max_num_batched_tokens=run.get("max_num_batched_tokens"),
                                  expert_parallel=run.get("expert_parallel", False),
-                                 flashinfer_sampler=run.get("flashinfer_sampler"))
+                                 flashinfer_sampler=run.get("flashinfer_sampler"),
+                                 **({"mxfp4_backend": run["mxfp4_backend"]}
+                                    if "mxfp4_backend" in run else {}))
         for frontend in (False, True) if engine is Engine.vllm else (False,):
             sim, _ = setup(spec, inputs, frontend=frontend,
                            async_scheduling=run.get("async_scheduling"), trtllm=trtllm)

@@ -54,6 +54,7 @@ from kvplan.model.attention import AttentionKind
 from kvplan.weights.base import DpAttentionWeights, StageOuter
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.moe_kernel import MoeKernels
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
@@ -248,6 +249,11 @@ class TrtllmEngine(EngineDefaults):
     def attention_scale_bytes(self, spec: ModelSpec) -> int:
         """Not read for TensorRT-LLM's attention layers: none counted."""
         return 0
+
+    def moe_kernels(self, options: EngineOptions | None = None) -> MoeKernels | None:
+        """Its declared kernels (CostTraits.moe_kernel): no TensorRT-LLM option read here
+        forces one."""
+        return self.cost_traits.moe_kernel
 
     def dp_attention_weights(self, options: EngineOptions | None = None) -> DpAttentionWeights:
         """enable_attention_dp's placement of the dense MLPs and lm_head is not read: held

@@ -4,6 +4,7 @@ model and the views need to know of it. Its budget is kvplan.engines.vllm.budget
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import kvplan.engines.vllm.alloc as alloc
@@ -59,7 +60,7 @@ from kvplan.engines.vllm.kv_dtype import (
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.moe_kernel import VLLM_MOE_KERNELS
 from kvplan.engines.vllm.mxfp4_backend import vllm_mxfp4_backend
-from kvplan.engines.vllm.options import vllm_options
+from kvplan.engines.vllm.options import VllmOptions, vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
 from kvplan.engines.vllm.router_gemm import VLLM_ROUTER_GEMM
 from kvplan.engines.vllm.runner import vllm_runs_v2
@@ -70,6 +71,7 @@ from kvplan.model.recurrent import GatedDeltaNet
 from kvplan.weights.base import DpAttentionWeights
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.moe_kernel import MoeKernels
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
@@ -270,6 +272,14 @@ class VllmEngine:
     def stage_outer(self, spec: ModelSpec) -> StageOuter:
         """The embeddings and head a class builds on every stage (stage_weights._STAGE_OUTER)."""
         return vllm_stage_outer(spec)
+
+    def moe_kernels(self, options: EngineOptions | None = None) -> MoeKernels | None:
+        """VLLM_MOE_KERNELS with the user's MXFP4 kernel (--mxfp4-backend, as vLLM's
+        VLLM_MXFP4_USE_MARLIN=1 picks it: kvplan.engines.vllm.moe_kernel, VllmMoeKernels.
+        mxfp4_chosen), so the time model prices the kernel the launch runs."""
+        chosen = options.mxfp4_backend if isinstance(options, VllmOptions) else None
+        return VLLM_MOE_KERNELS if chosen is None else replace(VLLM_MOE_KERNELS,
+                                                               mxfp4_chosen=chosen)
 
     def dp_attention_weights(self, options: EngineOptions | None = None) -> DpAttentionWeights:
         """DP + EP: each DP rank a replica of all but the routed experts (its own TP group)."""

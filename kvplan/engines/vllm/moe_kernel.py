@@ -43,8 +43,10 @@ tokens, else 64 (0.17.0-0.20.0; 0.12.0: 64 always, fused_moe.py:996-1002). The k
 one vLLM runs for block FP8 on Hopper without EP from 0.17.0, and in 0.12.0 (moe_ep).
 
 MXFP4 experts (gpt-oss) where vLLM runs Marlin (kvplan.engines.vllm.mxfp4_backend: SM 8.x and
-12.x in the releases read, Hopper before 0.11.1; not SM 10.x, FlashInfer's; issue 30, gptossa100,
-read in 0.11.0):
+12.x in the releases read, Hopper before 0.11.1 or where the user forces it with
+VLLM_MXFP4_USE_MARLIN=1, `--mxfp4-backend marlin`, as InferenceX's H100 / H200 scripts do:
+`VllmMoeKernels.mxfp4_chosen`, read in 0.15.1-0.19.0, task gptosshopper62; not SM 10.x,
+FlashInfer's; issue 30, gptossa100, read in 0.11.0):
 Mxfp4MoEMethod.apply calls torch.ops.vllm.fused_marlin_moe (quantization/mxfp4.py:785-799), whose
 fused_marlin_moe.py picks its block by the mean rows per expert, not the tokens: the first
 block_size_m of [8, 16, 32, 48, 64] with M x topk / E / block_size_m < 0.9, else 64 (:99-103),
@@ -186,6 +188,9 @@ class VllmMoeKernels:
     FP8 GEMMs'. False: the dense fraction, kvplan's rule before it."""
 
     fp8_fitted: bool = False
+    # The user's MXFP4 kernel (VllmOptions.mxfp4_backend: --mxfp4-backend, as vLLM's
+    # VLLM_MXFP4_USE_MARLIN=1 or --moe-backend picks it); None: the release's default on the GPU.
+    mxfp4_chosen: str | None = None
 
     def kernel(self, fmt: str | None, *, version: str | None, gpu: GPU | None, ep: int,
                dp_ranks: int) -> MoeKernel | None:
@@ -199,14 +204,15 @@ class VllmMoeKernels:
         if fmt == MXFP4_EXPERTS:
             # Marlin runs on SM 8.x and 12.x in every release read (0.11.0 mxfp4.py:94-99;
             # Triton needs SM 9.0-10.x from 0.11.1, 0.32 puts Marlin first on 12.x) and on
-            # Hopper where the release's default says so (vllm_mxfp4_backend: before 0.11.1);
-            # SM 10.x runs FlashInfer's kernels (mxfp4.py:66-85), whose layout only is
-            # Marlin's. A user's --mxfp4-backend does not reach the time model.
+            # Hopper where the release's default says so (vllm_mxfp4_backend: before 0.11.1)
+            # or the user picks it (`mxfp4_chosen`, module docstring: VLLM_MXFP4_USE_MARLIN=1
+            # wins over Triton on SM 9.0 in 0.15.1-0.19.0); SM 10.x runs FlashInfer's kernels
+            # (mxfp4.py:66-85), whose layout only is Marlin's, whatever the user picks.
             if gpu is None or gpu.platform != "cuda" or gpu.compute_capability is None:
                 return None
             major = gpu.compute_capability[0]
             hopper = major == 9 and vllm_mxfp4_backend(
-                version, gpu.compute_capability)[0] == "marlin"
+                version, gpu.compute_capability, chosen=self.mxfp4_chosen)[0] == "marlin"
             return VLLM_MARLIN_MXFP4_MOE if major in (8, 12) or hopper else None
         chosen = vllm_moe_experts(fmt, version=version,
                                   platform=gpu.platform if gpu is not None else "cuda",

@@ -19,6 +19,20 @@ Read in the releases' code:
 - vLLM 0.15.1 wheel: vllm/third_party/triton_kernels (40 files); import_utils.py:420-427
   ``has_triton_kernels``; mxfp4.py:152-165: Triton on (9, 0) <= capability < (11, 0) unless
   VLLM_MXFP4_USE_MARLIN=1 (read by helper gptoss58).
+- vLLM 0.16.0 / 0.17.0 / 0.18.0 (sdists; task gptosshopper62): quantization/mxfp4.py
+  get_mxfp4_backend the same on SM 9.0 (0.18.0:109-170; 0.16.0:156, 0.17.0:164 the Marlin test):
+  FlashInfer's SM90 MXFP4 x BF16 only with VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1 (default "0",
+  envs.py:1246), then Marlin where VLLM_MXFP4_USE_MARLIN is set or triton_kernels is missing,
+  else Triton. 0.19.0 moves it to fused_moe/oracle/mxfp4.py select_mxfp4_moe_backend: the
+  explicit FlashInfer envs, then VLLM_MXFP4_USE_MARLIN=1 -> MARLIN (:336-343), then the priority
+  list FLASHINFER_TRTLLM (SM 10.x), CK (ROCm), TRITON (OAITritonMxfp4ExpertsMonolithic, CUDA
+  (9, 0) <= capability < (11, 0): gpt_oss_triton_kernels_moe.py:555-564), ... MARLIN (:169-184):
+  Triton by default on Hopper, Marlin when the env var says so, in every release 0.15.1-0.19.0.
+  The Marlin kernel is 0.11.0's (fused_marlin_moe.py:308-310 the same block rule in 0.18.0 and
+  0.19.0; csrc/quantization/marlin/marlin_mma.h mma.sync only, no wgmma in 0.18.0's csrc).
+  InferenceX's gpt-oss H100 / H200 scripts export VLLM_MXFP4_USE_MARLIN=1 (gptoss_fp4_h100.sh,
+  gptoss_fp4_h200.sh, since its 2026-01-02 v0.13.0 update): `--mxfp4-backend marlin`, which
+  the time model follows too (kvplan.engines.vllm.moe_kernel VllmMoeKernels.mxfp4_chosen).
 - vLLM 0.32: fused_moe/oracle/mxfp4.py:389-422 ``_get_priority_backends_for_gpt_oss`` puts
   TRITON after the FlashInfer TRT-LLM (SM100) and AITER (ROCm) kernels and before FlashInfer
   CUTLASS and MARLIN; experts/gpt_oss_triton_kernels_moe.py:41-53 and :1006-1007 support it on
