@@ -11,7 +11,9 @@ serve` subprocess a run, benchmaq/vllm/core/benchmark.py); VLLMServer.start buil
 list (--port, --tensor-parallel-size, --pipeline-parallel-size, --gpu-memory-utilization and
 optional --data-parallel-size, --max-model-len, --max-num-seqs, --dtype,
 --disable-log-requests, --enable-expert-parallel: benchmaq/vllm/core/server.py): no prefix
-cache flag can reach the server and nothing between two runs resets its cache. The engine:
+cache flag can reach the server and nothing between two runs resets its cache (the unmerged
+side branch 7f61bd9 adds an `extra_args` pass-through; the runs' yaml configs are not
+published, and the one server line its notebook captured has no extra flag). The engine:
 vLLM 0.14.1 (the session notebook 7f61bd9 benchmarking-session-1/run.ipynb deploys this H200
 pod, 'benchmark_qwen3_32b_h200sxm', with dependencies vllm==0.14.1; its servers print
 'enable_prefix_caching=True'), and the January clients print no 0.15.0 temperature warning
