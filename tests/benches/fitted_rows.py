@@ -1577,6 +1577,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "(tests.benches.aiconfig_nightly.replay, sglnightly62), written after these "
                 "SGLang nightly d3bae71e rows were refused at 0.5.8.post1",
            rows=_AIC_AGG_SGLANG_NIGHTLY),
+    Shaped(commit="bc794cd5",
+           rule="Not a rule, a recorded setting: Scicom's January Qwen3-32B vLLM TP 8 length "
+                "runs are replayed after their server's earlier lengths, its prefix cache kept "
+                "(tests/benches/scicom_vllm_jan_server.py; prospective62.json 'amended'), read "
+                "from the harness (benchmaq 7367420, one server a GPU, no cache flag or reset) "
+                "after these rows' first evaluation (kvplan slow on all 12; janwarm62)",
+           rows=tuple(f"scicom vLLM Qwen3-32B {gpu} TP8 random {n}/128 conc 100 (100 prompts)"
+                      for gpu in ("B200", "H100", "H200") for n in (2048, 4096, 8192, 15000))),
 )
 
 

@@ -18,8 +18,10 @@ simulated; the set was replayed once on that commit with no rule, constant or ha
 FIRST_EVALUATION and FIRST_ROWS are that evaluation, typed in as the record; every other figure
 of the section is computed by the replay, so the page follows later rule changes while the
 record stays. No run shares a fitted row's configuration (model config, GPU, TP, engine: the
-cost bench's fitted rows; tests/test_prospective62.py) and none shaped a rule: all 54 are held
-out for the default replay. Each shares its model, GPU, layout, engine and release with rows
+cost bench's fitted rows; tests/test_prospective62.py) and none shaped a rule: all 54 were held
+out for the default replay. After it the January runs were amended (janwarm62, AMENDED:
+replayed after their server's earlier lengths, the prefix cache kept), so those 12 are shaped,
+not held out. Each shares its model, GPU, layout, engine and release with rows
 that shaped opt-in stages (prospective56's Scicom vLLM rows: --api-output and
 --generation-config; prospective58's MiniMax-M2.5 concurrency-1 rows: lonepf60's prompt-host
 stage): the section says so.
@@ -121,6 +123,21 @@ FIRST_ROWS: dict[str, tuple[float, float] | None] = {
            ("2048/1024", (-0.631, 0.185)), ("4096/2048", (-0.588, 0.181)),
            ("8192/1024", (-0.572, 0.070)))},
 }
+
+
+# Recorded after the set's first evaluation (branch janwarm62, the data file's 'amended'; the
+# rule frozen at bc794cd5 before the re-evaluation): the medians just before it, as the cold
+# replay printed them on branch merge (277b244c), the same as FIRST_ROWS for these runs.
+AMENDED = (
+    "Read later (janwarm62, prospective62.json's 'amended'): Scicom's January harness ran each "
+    "GPU's lengths 1,024 to 15,000 in order on one vLLM 0.14.1 server whose prefix cache was "
+    "on and never reset, and vLLM's seeded random prompts make request i of a shorter run a "
+    "prefix of request i of a longer one, so the 12 January runs are replayed after their "
+    "server's earlier lengths (tests/benches/scicom_vllm_jan_server.py; the evidence in "
+    "tests/data/sim_to_real/WARM-SERVERS.md). They were read before it: shaped, not held out. "
+    "Just before it (cold), their medians were TTFT mean / median 65.0 / 62.3 %, TPOT mean / "
+    "median 41.7 / 45.4 %, ITL 41.7 % (with --frontend TTFT 67.5 %, TPOT 41.8 %), kvplan slow "
+    "on all 12; the tables are after it.")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,17 +242,18 @@ def print_section() -> None:
           f"runs kvplan simulated ({len(part) - len(refused)} of {len(part)}; "
           + (f"{len(refused)} refused, each with its reason in the tables" if refused
              else "none refused") + "). The issue's target: TTFT <= 15 %, TPOT / ITL <= 10 %. "
-          "No constant was fitted on any of these runs, none shares a fitted row's "
-          "configuration and none shaped a rule: all are held out for the default replay. "
+          "No constant was fitted on any of these runs and none shares a fitted row's "
+          "configuration; the 12 January runs shaped the warm replay of their servers (below), "
+          "the other 42 are held out for the default replay. "
           "None is of a new publisher or a new server: each shares its model, GPU, layout, "
           "engine and release with runs prospective56 (Scicom's vLLM 1,024-token rows, which "
           "shaped the opt-in --api-output and --generation-config stages) or prospective58 / 61 "
           "(Wentao274's MiniMax-M2.5 rows, whose concurrency-1 rows shaped lonepf60's opt-in "
-          "prompt-host stage) evaluated. Not replayed: what each server had served before the "
-          "run (benchmaq and Wentao274's suite run a model's whole list on one server with "
-          "vLLM's prefix cache on, and vLLM's seeded random prompts repeat their beginnings "
-          "across lengths). No TensorRT-LLM run and no new publisher met the selection rule in "
-          "this search (the issue asked for both); the 'skipped' list says what else was read.\n")
+          "prompt-host stage) evaluated. Replayed cold (a fresh engine): the April and "
+          "Wentao274 runs (that their servers kept the runs' prompts cached is not evidenced: "
+          "tests/data/sim_to_real/WARM-SERVERS.md). No TensorRT-LLM run and no new publisher met "
+          "the selection rule in this search (the issue asked for both); the 'skipped' list says "
+          f"what else was read. {AMENDED}\n")
     print_medians_head()
     print(medians_line("prospective62", part))
     print(medians_line("prospective62, with --frontend", part, served=True))
@@ -245,6 +263,8 @@ def print_section() -> None:
         print(medians_line(f"prospective62, {source}, with --frontend", mine, served=True))
     print(medians_line(f"prospective62, {WENTAO_GROUP.prefix}",
                        [r for r in part if in_group(r, WENTAO_GROUP)]))
+    print(medians_line("prospective62, held out (all but the January runs)",
+                       [r for r in part if r.source != JANUARY]))
     print()
     # The Scicom runs print E2E (vllm bench serve's --percentile-metrics with e2el).
     print_medians_head(e2e=True)

@@ -43,7 +43,7 @@ from kvplan.analysis.simulate.warm_start import simulate_after
 from kvplan.analysis.simulate.workload import RequestSpec, arrival_gaps
 from kvplan.engines.base import Engine
 from kvplan.engines.vllm.frontend import VLLM_API_SERVER_S_PER_REQUEST_FIT
-from tests.benches import scicom_server, scicom_vllm_server
+from tests.benches import scicom_server, scicom_vllm_jan_server, scicom_vllm_server
 
 # The rows the --frontend stage's constants were fitted on (tests/benches/frontend_fit.py).
 FRONTEND_FIT_ROWS = VLLM_API_SERVER_S_PER_REQUEST_FIT.fitted_on
@@ -304,7 +304,9 @@ def _served(sim: SimSetup, run: dict) -> SimMetrics:  # type: ignore[type-arg]
     what its server served before it (tests.benches.scicom_server: the same server's earlier
     runs and bench_serving's warm-up, its radix cache kept), or, where
     tests.benches.scicom_vllm_server.REPLAYED (off: its evaluation), for one of Scicom's April
-    vLLM runs after its server's earlier runs and test prompts (the prefix cache kept)."""
+    vLLM runs after its server's earlier runs and test prompts (the prefix cache kept), or
+    (tests.benches.scicom_vllm_jan_server, janwarm62) for one of Scicom's January vLLM TP 8
+    length runs after its server's earlier lengths (the prefix cache kept, no test prompt)."""
     concurrency = run["workload"].get("max_concurrency")
     w = run["workload"]
     if scicom_vllm_server.REPLAYED and scicom_vllm_server.served_on_shared_server(run):
@@ -315,6 +317,10 @@ def _served(sim: SimSetup, run: dict) -> SimMetrics:  # type: ignore[type-arg]
         before, reqs, limits = scicom_vllm_server.server_batches(at, run)
         return simulate_after(sim, before, reqs, concurrency=concurrency,
                               earlier_concurrency=limits)
+    if scicom_vllm_jan_server.REPLAYED and scicom_vllm_jan_server.served_on_shared_server(run):
+        before, reqs = scicom_vllm_jan_server.server_batches(
+            lambda n: requests({**run, "workload": {**w, "input_len": n}}), w["input_len"])
+        return simulate_after(sim, before, reqs, concurrency=concurrency)
     if not scicom_server.served_on_shared_server(run):
         return simulate(sim, requests(run), concurrency=concurrency).metrics
     by_length = {n: requests({**run, "workload": {**w, "input_len": n}})
