@@ -67,10 +67,14 @@ class Acceptance:
         return 1 + sum(self.per_position)
 
     def draw(self, rng: random.Random) -> int:
-        """Accepted drafts in one request's step: the prefix of drafts the chain accepts."""
+        """Accepted drafts in one request's step: the prefix of drafts the chain accepts. One
+        uniform per position is drawn whether or not the chain got there, so two runs from one
+        seed see the same uniforms, and higher rates accept at least as many drafts each step
+        (more acceptance never slows a run down: tests/test_spec_decode_sim.py)."""
+        u = [rng.random() for _ in self.conditional]
         n = 0
-        for q in self.conditional:
-            if rng.random() >= q:
+        for q, x in zip(self.conditional, u, strict=True):
+            if x >= q:
                 break
             n += 1
         return n
