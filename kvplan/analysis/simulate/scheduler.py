@@ -1,7 +1,8 @@
 """A discrete-event simulation of vLLM V1's scheduler over kvplan's KV pool.
 
 Follows vLLM 0.32 ``vllm/v1/core/sched/scheduler.py`` `Scheduler.schedule` (policy FCFS, no
-speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_threshold` 0):
+KV connector, chunked prefill on, `long_prefill_token_threshold` 0; speculative decoding's
+drafts, lookahead slots and rollback: the subclass kvplan.analysis.simulate.spec_sim):
 
 1. The running requests, in order, each get min(num_tokens - num_computed, token budget)
    tokens (a decode 1, a prefill its next chunk); the budget starts at max_num_batched_tokens.
