@@ -1,6 +1,14 @@
 """vLLM V1's speculative decoding as its scheduler and drafter spend a step (EAGLE, EAGLE-3,
 MTP: the serial drafters kvplan sizes, kvplan.engines.caches.draft_layers). Read in vLLM 0.32.0
-(the CPU build's sources, vllm/...); other releases are not checked here.
+(the CPU build's sources, vllm/...; the line numbers below), and checked the same in the sdists
+of 0.11.0, 0.13.0, 0.16.0 and 0.19.0: v1/core/sched/scheduler.py sets num_lookahead_tokens =
+num_spec_tokens when speculative_config.use_eagle() (method eagle, eagle3 or mtp: config/
+speculative.py; 0.11.0 :160-165, 0.13.0 :193-198, 0.16.0 :215-220, 0.19.0 :215-220), schedules
+``num_tokens_with_spec - num_computed_tokens`` (0.11.0 :213), passes the lookahead to every
+allocate_slots (0.11.0 :258, :476) and rolls back ``num_computed_tokens -= num_rejected``
+(0.11.0 :908, 0.19.0 :1379); v1/spec_decode/eagle.py returns after one pass for k 1 and loops
+``range(num_speculative_tokens - 1)`` (0.11.0 :253 / :299, 0.19.0 :481 / :543). Not read before
+0.11.0.
 
 - Verify: a running request's next step schedules ``num_tokens_with_spec - num_computed``
   tokens, its one new token and its k drafts (v1/core/sched/scheduler.py:703-711), capped by
