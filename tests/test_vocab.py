@@ -121,6 +121,7 @@ NOT_TOKEN_COUNTS = {
     "--output-len-dist": "a distribution (uniform:LO:HI), not one count",
     "--swa-full-tokens-ratio": "a ratio of two pools' tokens",
     "--prefix-hit-rate": "a share of each prompt (0-1), not a count",
+    "--spec-mean-accept-len": "a mean over steps (1 + accepted drafts), fractional",
 }
 # Lists of counts: their values are parsed by the command (`8k,32k`, `1k..128k:x2`).
 TOKEN_LISTS = {("sweep", "context")}

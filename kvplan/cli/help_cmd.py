@@ -17,6 +17,7 @@ from kvplan.cli.vocab import (
     HOST_STAGES_PANEL,
     LENGTH_SPREAD_PANEL,
     RATE_LAYOUTS_PANEL,
+    SPEC_DECODE_PANEL,
 )
 
 FULL_HELP_KEY = "kvplan_full_help"
@@ -26,7 +27,7 @@ _CHOICES_MAX = 22
 # Panels shown folded in a command's one-screen --help: one line naming their options, each in
 # full in `kvplan help COMMAND` (the offload tiers' fourteen options, issue 29).
 FOLDED_PANELS = ("KV offload", HOST_STAGES_PANEL, COST_RULES_PANEL, LENGTH_SPREAD_PANEL,
-                 RATE_LAYOUTS_PANEL)
+                 RATE_LAYOUTS_PANEL, SPEC_DECODE_PANEL)
 
 
 def first_sentence(doc: str) -> str:

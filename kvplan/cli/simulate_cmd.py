@@ -9,6 +9,7 @@ import typer
 
 import kvplan.cli.cost_opts as co
 import kvplan.cli.moe_a2a_opts as ma
+import kvplan.cli.spec_opts as so
 from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
@@ -234,6 +235,10 @@ def simulate_cmd(
         "--prefix-len", parser=tokens_or_zero_option, metavar="TOKENS",
         help="Tokens of one prefix every prompt starts with.")] = 0,
     seed: SeedOpt = 0,
+    speculative_method: so.SimSpecMethodOpt = None,
+    num_speculative_tokens: so.SimSpecTokensOpt = 0,
+    spec_mean_accept_len: so.SpecMeanAcceptLenOpt = None,
+    spec_acceptance_rate: so.SpecAcceptanceRateOpt = None,
     trace: TraceOpt = None,
     trace_format: TraceFormatOpt = None,
     trace_block_tokens: Annotated[int, typer.Option(
@@ -354,6 +359,8 @@ def simulate_cmd(
             max_num_batched_tokens=settings.max_num_batched_tokens,
             max_num_seqs=settings.max_num_seqs, **given,
             engine_version=engine_version, prefix_caching=settings.prefix_caching,
+            speculative_method=None if speculative_method is None else speculative_method.value,
+            num_speculative_tokens=num_speculative_tokens,
             platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
             skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
@@ -362,7 +369,21 @@ def simulate_cmd(
             disable_hybrid_swa_memory=disable_hybrid_swa_memory,
             mxfp4_backend=None if mxfp4_backend is None else mxfp4_backend.value,
             cost_rules=rules if rules.on else None)
+        acceptance = None
+        if speculative_method is not None or spec_mean_accept_len is not None or (
+                spec_acceptance_rate is not None):
+            from kvplan.analysis.simulate.spec_acceptance import Acceptance
+
+            if speculative_method is None or inputs.capacity is None:
+                from kvplan._util.errors import InputError
+
+                raise InputError("simulate --spec-mean-accept-len / --spec-acceptance-rate: "
+                                 "needs --speculative-method (and --gpu)")
+            acceptance = Acceptance.of(k=inputs.capacity.num_speculative_tokens,
+                                       mean_accept_len=spec_mean_accept_len,
+                                       rates=so.parse_rates(spec_acceptance_rate))
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=settings.async_scheduling,
+                           acceptance=acceptance, spec_seed=seed,
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
                            sampling=(None if generation_config is None else SamplingParams.resolve(

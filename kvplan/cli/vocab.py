@@ -13,7 +13,7 @@ from kvplan.engines.kv_dtype import ENGINE_AUTO, asked_kv_dtype
 
 __all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "COST_RULES_PANEL", "ENGINE_AUTO",
            "ENGINE_PANELS", "HOST_STAGES_PANEL", "KV_DTYPE_ALIASES", "LENGTH_SPREAD_PANEL",
-           "SGLANG_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option",
+           "SGLANG_PANEL", "SPEC_DECODE_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option",
            "kv_dtype_or_auto_option", "parse_kv_dtype", "parse_kv_dtype_or_auto", "parse_tokens",
            "tokens_option", "tokens_or_zero_option"]
 
@@ -39,6 +39,8 @@ COST_RULES_PANEL = "Opt-in cost rules, SGLang DeepEP"
 LENGTH_SPREAD_PANEL = "Length spread"
 # The layouts `plan --rate` searches (--no-dp-attention): folded as the host stages are.
 RATE_LAYOUTS_PANEL = "Rate search layouts"
+# `simulate`'s speculative decoding (the drafter, its acceptance): folded as the host stages are.
+SPEC_DECODE_PANEL = "Speculative decoding"
 
 
 def parse_tokens(option: str, text: str, *, minimum: int = 1) -> int:

@@ -206,6 +206,16 @@ class MixedStepCost:
             self._cast_s = casts * (self._floor + (self.eff.prefill_launch_s
                                                    if summed else 0.0))
 
+    def for_spec(self, spec: ModelSpec) -> MixedStepCost:
+        """The same engine, GPU, layout and settings stepping another model's shape (a
+        speculative drafter's: kvplan.analysis.simulate.spec_sim)."""
+        c = self._common
+        return MixedStepCost(spec, self.gpu, kv_dtype=c["kv_dtype"], layout=self.layout,
+                             eff=self.eff, quantization=self.quantization,
+                             conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
+                             mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
+                             eager_prefill=self.eager_prefill)
+
     def _dense_exact(self, tokens: int, requests: int) -> float:
         key = (tokens, requests)
         hit = self._dense.get(key)

@@ -53,6 +53,8 @@ def simulate_records(result: SimResult, *, model: str, gpu: str) -> dict[str, An
         "max_model_len": s.scheduler.max_model_len,
         "prefix_caching": s.caching,
         **_hybrid_pool_records(result),
+        **({} if result.metrics.spec_decode is None
+           else {"spec_decode": result.metrics.spec_decode}),
     }
 
 

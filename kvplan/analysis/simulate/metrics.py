@@ -83,6 +83,9 @@ class SimMetrics:
     # The mamba radix cache's prefix hits simulated (SGLang 0.5.7 - 0.5.12): the recurrent
     # states its eviction took from the tree for slots (evict_mamba), over the replicas.
     mamba_states_evicted: int | None = None
+    # Speculative decoding (vLLM): the drafter, its acceptance as given and as the run drew it
+    # (kvplan.analysis.simulate.spec_sim.spec_metrics); None without it.
+    spec_decode: dict[str, object] | None = None
 
 
 def metrics(states: Sequence[SimState], *, slo_ttft_ms: float | None = None,

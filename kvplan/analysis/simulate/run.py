@@ -31,6 +31,8 @@ from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
 from kvplan.analysis.simulate.sim_setup import SimResult, SimSetup
 from kvplan.analysis.simulate.sim_types import StepCost
+from kvplan.analysis.simulate.spec_acceptance import Acceptance
+from kvplan.analysis.simulate.spec_sim import SpecDecodeSim, SpecSimulator, spec_metrics
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim, TrtllmSimulator
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.weights import routed_expert_bits
@@ -40,6 +42,7 @@ from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.frontend import VLLM_API_OUTPUT_COST
 from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
 from kvplan.engines.vllm.sampler import SamplingParams, VllmSampler
+from kvplan.engines.vllm.spec_decode import VllmSpecDecode
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.sampler_cost import SamplerCost
@@ -55,7 +58,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           frontend: bool = False, moe_jit_compile_s: float | None = None,
           trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False,
           api_output: bool = False, sampling: SamplingParams | None = None,
-          engine_core_cpu: bool | None = None) -> tuple[SimSetup, list[str]]:
+          engine_core_cpu: bool | None = None, acceptance: Acceptance | None = None,
+          spec_seed: int = 0) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
@@ -73,7 +77,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     kvplan.engines.vllm.frontend.VLLM_API_OUTPUT_COST, measured). `sampling`: the parameters
     every request samples with, vLLM's sampler charged in each step over the step's requests
     (`kvplan simulate --generation-config`; vLLM 0.15 only: kvplan.engines.vllm.sampler).
-    `engine_core_cpu`: vLLM's engine-core CPU (None: on). Returns it and the notes to show."""
+    `engine_core_cpu`: vLLM's engine-core CPU (None: on). `acceptance`: the drafts'
+    acceptance with `inputs`' speculative method (vLLM only, required there:
+    kvplan.analysis.simulate.spec_sim), drawn from `spec_seed`. Returns it and the notes."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -84,8 +90,15 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                          "(--engine vllm, sglang or trtllm)")
     if cap.pp > 1:
         raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
-    if cap.num_speculative_tokens:
-        raise InputError("simulate: speculative decoding is not simulated")
+    if cap.num_speculative_tokens and rules.scheduler is not Scheduler.mixed_token_budget:
+        raise InputError("simulate --speculative-method: only vLLM's speculative decoding is "
+                         "simulated (--engine vllm)")
+    if acceptance is not None and not cap.num_speculative_tokens:
+        raise InputError("simulate --spec-mean-accept-len / --spec-acceptance-rate: needs "
+                         "--speculative-method")
+    if cap.num_speculative_tokens and (dp_attention or api_output):
+        raise InputError("simulate --speculative-method: not simulated with --dp-attention "
+                         "or --api-output")
     if moe_jit_compile_s is not None and rules.scheduler is not Scheduler.mixed_token_budget:
         raise InputError("simulate --moe-jit-compile-ms: only vLLM's Triton fused MoE is "
                          "modelled (--engine vllm)")
@@ -101,6 +114,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:
         sim, notes = _with_sampler(sim, notes, rules.scheduler, inputs, sampling)
+    if cap.num_speculative_tokens:
+        sim, notes = _with_spec_decode(sim, notes, inputs, acceptance, spec_seed)
     host, note = engine_core_stage(rules.scheduler, sim.scheduler.async_scheduling,
                                    engine_core_cpu)
     sim, notes = replace(sim, engine_core=host), [*notes, note] if host else notes
@@ -166,6 +181,27 @@ def _with_sampler(sim: SimSetup, notes: list[str], scheduler: Scheduler, inputs:
     return replace(sim, sampler=cost), [*notes, note]
 
 
+def _with_spec_decode(sim: SimSetup, notes: list[str], inputs: EstimateInputs,
+                      acceptance: Acceptance | None, seed: int) -> tuple[SimSetup, list[str]]:
+    """vLLM's serial drafter in each step (kvplan.analysis.simulate.spec_sim)."""
+    cap = inputs.capacity
+    assert cap is not None and cap.speculative_method is not None
+    k = cap.num_speculative_tokens
+    if acceptance is None:
+        acceptance = Acceptance.of(k=k)  # raises: the acceptance is an input, not a default
+    if acceptance.k != k:
+        raise InputError(f"simulate: the acceptance is for {acceptance.k} drafts, "
+                         f"--num-speculative-tokens is {k}")
+    rule = VllmSpecDecode(method=cap.speculative_method, num_speculative_tokens=k)
+    spec = SpecDecodeSim.of(rule, acceptance, sim.cost, seed=seed)
+    note = (f"speculative decoding ({rule.method}, k {k}): a decode verifies {k + 1} tokens a "
+            f"step, {k} KV lookahead slots, the drafter one pass over the step's tokens and "
+            f"{k - 1} of one token a request (one layer of the target's shape); acceptance "
+            f"from {acceptance.source}: mean acceptance length {acceptance.mean_accept_len:.3g}, "
+            f"drawn per request per step from seed {seed} (kvplan.analysis.simulate.spec_sim)")
+    return replace(sim, spec_decode=spec), [*notes, note]
+
+
 def _moe_jit(inputs: EstimateInputs, sim: SimSetup, compile_s: float) -> MoeJitStall | None:
     """The JIT rule for the engine, or None where the model runs no 16-bit Triton fused MoE
     on TP ranks (kvplan.perf.roofline: the engine's moe_kernel on 16-bit experts, no EP)."""
@@ -189,7 +225,8 @@ def _moe_jit(inputs: EstimateInputs, sim: SimSetup, compile_s: float) -> MoeJitS
     return MoeJitStall(rule=rule, compile_s=compile_s)
 
 
-def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) -> Simulator:
+def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool,
+            replica: int = 0) -> Simulator:
     one_full = len(sim.groups) == 1 and sim.groups[0].kind == "full"
     pool: KVPool | HybridPool = (HybridPool(blocks, sim.groups) if sim.caching and not one_full
                                  else KVPool(blocks, sim.groups, caching=sim.caching))
@@ -207,6 +244,9 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
                                mamba_tree=tree)
     if sim.trtllm is not None:
         return TrtllmSimulator(pool, sim.scheduler, sim.cost, sim.trtllm, timeline=timeline)
+    if sim.spec_decode is not None:
+        return SpecSimulator(pool, sim.scheduler, replica_step_cost(sim), sim.spec_decode,
+                             replica=replica, timeline=timeline)
     return Simulator(pool, sim.scheduler, replica_step_cost(sim), timeline=timeline,
                      bulk_decode=bulk_decode)
 
@@ -250,8 +290,8 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
     `num_blocks`: another pool size (tests, what-ifs)."""
     blocks = (sim.pool_blocks or sim.plan.num_blocks) if num_blocks is None else num_blocks
     lockstep = sim.dp_balance is not None
-    sims = [_engine(sim, blocks, timeline=timeline, bulk_decode=bulk_decode and not lockstep)
-            for _ in range(sim.dp)]
+    sims = [_engine(sim, blocks, timeline=timeline, bulk_decode=bulk_decode and not lockstep,
+                    replica=i) for i in range(sim.dp)]
     if sim.dp_balance is not None:
         adp = sim.trtllm.adp_balance if sim.trtllm is not None else None
         gate = (None if adp is None or sim.trtllm is None
@@ -268,6 +308,9 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
                   for i, (s, stream) in enumerate(zip(sims, streams, strict=True))]
     m = metrics(states, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
     m = _hybrid_pool_metrics(m, sims)
+    if sim.spec_decode is not None:
+        m = replace(m, spec_decode=spec_metrics(
+            sim.spec_decode, [s for s in sims if isinstance(s, SpecSimulator)]))
     rows = tuple((i, rec) for i, st in enumerate(states) for rec in (st.timeline or ()))
     return SimResult(setup=replace(sim), metrics=m, timeline=rows, notes=(),
                      finished=tuple(r for st in states for r in st.finished))

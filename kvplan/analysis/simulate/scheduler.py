@@ -1,7 +1,8 @@
 """A discrete-event simulation of vLLM V1's scheduler over kvplan's KV pool.
 
 Follows vLLM 0.32 ``vllm/v1/core/sched/scheduler.py`` `Scheduler.schedule` (policy FCFS, no
-speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_threshold` 0):
+KV connector, chunked prefill on, `long_prefill_token_threshold` 0; speculative decoding's
+drafts, lookahead slots and rollback: the subclass kvplan.analysis.simulate.spec_sim):
 
 1. The running requests, in order, each get min(num_tokens - num_computed, token budget)
    tokens (a decode 1, a prefill its next chunk); the budget starts at max_num_batched_tokens.
@@ -92,6 +93,9 @@ class Simulator:
         self._shown: dict[float, float] = {}
         self._shown_limit = 4096
         self._last_shown = 0.0
+        # KV slots every allocation reserves past the scheduled tokens (vLLM's
+        # num_lookahead_tokens: a speculative drafter's, kvplan.analysis.simulate.spec_sim).
+        self.lookahead = 0
 
     # -- one scheduling step -----------------------------------------------------------
 
@@ -134,15 +138,15 @@ class Simulator:
         i = 0
         while i < len(running) and budget > 0:
             req = running[i]
-            n = min(req.num_tokens - req.num_computed, budget)
-            fits = pool.allocate(req, n)
+            n = self._running_tokens(req, budget)
+            fits = pool.allocate(req, n + self.lookahead)
             while not fits:
                 victim = running.pop()
                 self._preempt(victim)
                 preempted = True
                 if victim is req:
                     break
-                fits = pool.allocate(req, n)
+                fits = pool.allocate(req, n + self.lookahead)
             if not fits:
                 break
             scheduled.append((req, n))
@@ -152,6 +156,12 @@ class Simulator:
             return scheduled
         self._admit(budget, scheduled)
         return scheduled
+
+    def _running_tokens(self, req: SimRequest, budget: int) -> int:
+        """A running request's tokens this step: the rest of its prompt or its next token,
+        within the budget (speculative decoding adds drafts: kvplan.analysis.simulate.
+        spec_sim)."""
+        return min(req.num_tokens - req.num_computed, budget)
 
     def _admit(self, budget: int, scheduled: list[tuple[SimRequest, int]]) -> int:
         """The waiting requests admitted in order while budget and seats last (FCFS: the
@@ -163,7 +173,8 @@ class Simulator:
             hit = pool.find_hit(req)
             hit_tokens = pool.hit_tokens(hit)
             n = min(req.num_tokens - hit_tokens, budget)
-            if not pool.allocate(req, n, hit=hit, admission=self.config.full_isl_admission):
+            if not pool.allocate(req, n + self.lookahead, hit=hit,
+                                 admission=self.config.full_isl_admission):
                 break
             waiting.popleft()
             running.append(req)

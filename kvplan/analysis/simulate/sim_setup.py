@@ -14,6 +14,7 @@ from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim
 from kvplan.analysis.simulate.sglang_scheduler import SglangSchedule
 from kvplan.analysis.simulate.sglang_swa import SwaSettings
 from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepRecord
+from kvplan.analysis.simulate.spec_sim import SpecDecodeSim
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSchedule
 from kvplan.capacity.plan import CapacityPlan
 from kvplan.engines.vllm.engine_core import EngineCoreCost
@@ -45,6 +46,8 @@ class SimSetup:
     # vLLM's sampler in each step (`simulate --generation-config`; None: not charged).
     sampler: SamplerCost | None = None
     engine_core: EngineCoreCost | None = None  # vLLM's host work a step (--engine-core-cpu)
+    # vLLM's speculative decoding (`simulate --speculative-method`; None: none).
+    spec_decode: SpecDecodeSim | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
