@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
+from kvplan._util.errors import InputError
 from kvplan.analysis.rate_launch import rate_launch
 from kvplan.analysis.simulate.rate_search import LayoutTrial
 from kvplan.cli import app
@@ -168,3 +170,17 @@ def test_no_answer_no_launch() -> None:
     assert r.exit_code == 3
     data = json.loads(r.stdout)
     assert data["launch"] is None and data["gpus"] is None
+
+
+def test_a_launch_the_engine_refuses_keeps_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's launch writer refusing the answer (an InputError) leaves the answer, says
+    why in one note and in the JSON's `launch_refused`, and gives no launch."""
+    import kvplan.analysis.rate_plan as rate_plan
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise InputError("--kv-dtype x: no such flag")
+
+    monkeypatch.setattr(rate_plan, "rate_launch", refuse)
+    data = _answer("--slo-tpot-ms", "16.8", "--gpus-per-node", "2")
+    assert data["gpus"] == 2 and data["launch"] is None
+    assert data["launch_refused"] == "--kv-dtype x: no such flag"

@@ -52,6 +52,7 @@ class RatePlan:
     gpus_per_node: int = 8
     # The answer's commands as simulated (kvplan.analysis.rate_launch); None: no answer.
     launch: LaunchPlan | None = None
+    launch_refused: str = ""  # why the engine's launch writer refused the answer (no launch)
 
     @property
     def best(self) -> LayoutTrial | None:
@@ -149,14 +150,19 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          skip_mm_profiling=skip_mm_profiling, executor=executor,
                          settings=settings, cost_rules=cost_rules, dp_attention=dp_attention,
                          jobs=usable_cpus() if jobs is None else jobs)
-    best = search.best
-    launch = None if best is None else rate_launch(
-        spec, best, engine=engine, gpu=gpu, context=ctx, kv_dtype=kv_dtype,
-        gpus_per_node=gpus_per_node, engine_version=engine_version,
-        limit_mm_per_prompt=limit_mm_per_prompt, skip_mm_profiling=skip_mm_profiling,
-        moe_a2a={k: getattr(settings, k) for k in MOE_A2A_FIELDS}, engine_args=engine_args,
-        max_num_batched_tokens=max_num_batched_tokens)
-    return RatePlan(model=model, launch=launch, gpu=gpu, engine=engine.value, rate=rate,
+    launch, refused = None, ""
+    if search.best is not None:
+        try:
+            launch = rate_launch(
+                spec, search.best, engine=engine, gpu=gpu, context=ctx, kv_dtype=kv_dtype,
+                gpus_per_node=gpus_per_node, engine_version=engine_version,
+                limit_mm_per_prompt=limit_mm_per_prompt, skip_mm_profiling=skip_mm_profiling,
+                moe_a2a={k: getattr(settings, k) for k in MOE_A2A_FIELDS},
+                engine_args=engine_args, max_num_batched_tokens=max_num_batched_tokens)
+        except InputError as exc:  # the engine's launch refuses it: the answer stands
+            refused = str(exc)
+    return RatePlan(model=model, launch=launch, launch_refused=refused, gpu=gpu,
+                    engine=engine.value, rate=rate,
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
                     context=ctx, max_gpus=max_gpus, search=search,
                     workload={"num_requests": options.num_requests,

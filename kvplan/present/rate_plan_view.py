@@ -60,6 +60,7 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         "layout_text": None if best is None else plan.layout_text(best),
         # Its commands, as plan's static answer gives them (LaunchPlan.to_dict).
         "launch": None if plan.launch is None else plan.launch.to_dict(),
+        **({"launch_refused": plan.launch_refused} if plan.launch_refused else {}),
     }
 
 
@@ -117,6 +118,8 @@ def rate_plan_view(plan: RatePlan) -> View:
                      f"{plan.engine_name}'s own unit; the memory fraction and KV dtype are the "
                      "simulated ones.")
         notes += list(plan.launch.notes)
+    elif plan.launch_refused:
+        notes.append(f"No launch command: {plan.launch_refused}")
     return View(
         answer=rate_plan_answer(rate_plan_headline(plan)),
         title=f"{plan.model} at {plan.rate:g} req/s on {plan.gpu}: fewest GPUs within the SLOs",
