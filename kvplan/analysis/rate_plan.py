@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from kvplan._util.errors import InputError
+from kvplan.analysis.rate_launch import rate_launch, trial_layout
 from kvplan.analysis.simulate.engine_args import EngineSettings, with_engine_args
 from kvplan.analysis.simulate.executor import Executor
 from kvplan.analysis.simulate.rate_search import LayoutTrial, RateSearch, fewest_gpus
@@ -20,12 +21,14 @@ from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.engines.context import default_context
 from kvplan.engines.kv_dtype import ENGINE_AUTO, run_kv_dtype
-from kvplan.engines.launch import LaunchLayout
+from kvplan.engines.launch import LaunchLayout, LaunchPlan
 from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.machine import usable_cpus
 
+# EngineSettings' fields of SGLang's MoE all-to-all, which the launch writes as plan does.
+MOE_A2A_FIELDS = ("moe_a2a_backend", "deepep_mode", "moe_dense_tp_size", "enable_dp_lm_head")
 TPS = (1, 2, 4, 8)  # the TP degrees tried (fewest_gpus), up to --gpus-per-node
 
 
@@ -47,6 +50,9 @@ class RatePlan:
     # The time model's opt-in rules on (kvplan.perf.cost_rules.CostRules.records).
     cost_rules: tuple[dict[str, Any], ...] = ()
     gpus_per_node: int = 8
+    # The answer's commands as simulated (kvplan.analysis.rate_launch); None: no answer.
+    launch: LaunchPlan | None = None
+    launch_refused: str = ""  # why the engine's launch writer refused the answer (no launch)
 
     @property
     def best(self) -> LayoutTrial | None:
@@ -60,12 +66,8 @@ class RatePlan:
         return tuple(t for t in self.search.trials if t.gpus < self.best.gpus)
 
     def launch_layout(self, trial: LayoutTrial) -> LaunchLayout:
-        """The trial as the engine's launch command spells it (kvplan.engines.launch): `dp`
-        replicas of `tp` GPUs, or one engine of the trial's GPUs with attention DP over its
-        `dp` ranks and the experts over `ep` of them."""
-        tp = trial.gpus if trial.dp_attention else trial.tp
-        return LaunchLayout(tp=tp, dp=trial.dp, ep=trial.ep, dp_attention=trial.dp_attention,
-                            gpus_per_node=self.gpus_per_node)
+        """The trial as the engine's launch command spells it (rate_launch.trial_layout)."""
+        return trial_layout(trial, self.gpus_per_node)
 
     @property
     def engine_name(self) -> str:
@@ -148,7 +150,19 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          skip_mm_profiling=skip_mm_profiling, executor=executor,
                          settings=settings, cost_rules=cost_rules, dp_attention=dp_attention,
                          jobs=usable_cpus() if jobs is None else jobs)
-    return RatePlan(model=model, gpu=gpu, engine=engine.value, rate=rate,
+    launch, refused = None, ""
+    if search.best is not None:
+        try:
+            launch = rate_launch(
+                spec, search.best, engine=engine, gpu=gpu, context=ctx, kv_dtype=kv_dtype,
+                gpus_per_node=gpus_per_node, engine_version=engine_version,
+                limit_mm_per_prompt=limit_mm_per_prompt, skip_mm_profiling=skip_mm_profiling,
+                moe_a2a={k: getattr(settings, k) for k in MOE_A2A_FIELDS},
+                engine_args=engine_args, max_num_batched_tokens=max_num_batched_tokens)
+        except InputError as exc:  # the engine's launch refuses it: the answer stands
+            refused = str(exc)
+    return RatePlan(model=model, launch=launch, launch_refused=refused, gpu=gpu,
+                    engine=engine.value, rate=rate,
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
                     context=ctx, max_gpus=max_gpus, search=search,
                     workload={"num_requests": options.num_requests,

@@ -360,6 +360,12 @@ class EngineRules(Protocol):
     def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
         """The running-request flag serving `concurrency` over the layout (per scheduler/server)."""
 
+    def running_flag(self, layout: LaunchLayout, per_scheduler: int) -> int:
+        """The running-request flag's value (vLLM --max-num-seqs, SGLang
+        --max-running-requests, TensorRT-LLM --max_batch_size) that gives each of the layout's
+        schedulers (a replica's, an attention-DP rank's) `per_scheduler` running requests, in
+        the flag's own unit: `running_cap`'s inverse for one scheduler (plan --rate)."""
+
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:
         """The capacity view's page row: (label, how)."""

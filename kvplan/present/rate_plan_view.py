@@ -11,6 +11,7 @@ from kvplan.analysis.answers import rate_plan_headline
 from kvplan.analysis.rate_plan import RatePlan
 from kvplan.analysis.simulate.rate_search import LayoutTrial
 from kvplan.present.answers import rate_plan_answer
+from kvplan.present.launch_text import launch_lines
 from kvplan.present.render import Column, View
 
 
@@ -23,7 +24,9 @@ def _trial(plan: RatePlan, t: LayoutTrial) -> dict[str, Any]:
     return {"tp": t.tp, "replicas": t.dp, "gpus": t.gpus, "meets": t.meets,
             f"ttft_ms_{key}": plan.at(t, "ttft_ms"), f"tpot_ms_{key}": plan.at(t, "tpot_ms"),
             "goodput": None if t.metrics is None else t.metrics.goodput,
-            "refused": t.refused or None, "dp_attention": t.dp_attention, "ep": t.ep}
+            "refused": t.refused or None, "dp_attention": t.dp_attention, "ep": t.ep,
+            # The running-request cap each scheduler (replica, attention-DP rank) simulated.
+            "running_cap": t.running_cap}
 
 
 def _label(t: LayoutTrial) -> str:
@@ -55,6 +58,9 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         "max_gpus": plan.max_gpus, "workload": plan.workload, **flags,
         # The answer as the engine's launch command spells it (EngineRules.layout_text).
         "layout_text": None if best is None else plan.layout_text(best),
+        # Its commands, as plan's static answer gives them (LaunchPlan.to_dict).
+        "launch": None if plan.launch is None else plan.launch.to_dict(),
+        **({"launch_refused": plan.launch_refused} if plan.launch_refused else {}),
     }
 
 
@@ -102,6 +108,18 @@ def rate_plan_view(plan: RatePlan) -> View:
     if plan.engine_args:
         notes.append("Engine flags on every layout: "
                      + ", ".join(a["given"] for a in plan.engine_args) + ".")
+    code: list[str] = []
+    if best is not None and plan.launch is not None:
+        code = launch_lines(plan.launch)
+        schedulers = (f"{best.dp} attention-DP ranks" if best.dp_attention
+                      else f"{best.dp} replica(s)")
+        notes.append(f"The launch's running-request flag gives each of the {schedulers} the "
+                     f"{best.running_cap:,} running requests it was simulated with, in "
+                     f"{plan.engine_name}'s own unit; the memory fraction and KV dtype are the "
+                     "simulated ones.")
+        notes += list(plan.launch.notes)
+    elif plan.launch_refused:
+        notes.append(f"No launch command: {plan.launch_refused}")
     return View(
         answer=rate_plan_answer(rate_plan_headline(plan)),
         title=f"{plan.model} at {plan.rate:g} req/s on {plan.gpu}: fewest GPUs within the SLOs",
@@ -109,4 +127,4 @@ def rate_plan_view(plan: RatePlan) -> View:
                  Column(header=f"TTFT {key} (ms)", numeric=True),
                  Column(header=f"TPOT {key} (ms)", numeric=True),
                  Column(header="goodput (req/s)", numeric=True), Column(header="meets")],
-        rows=rows, records=rate_plan_records(plan), notes=tuple(notes))
+        rows=rows, records=rate_plan_records(plan), notes=tuple(notes), code=tuple(code))

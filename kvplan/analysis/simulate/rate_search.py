@@ -42,6 +42,11 @@ class LayoutTrial:
     refused: str = ""  # why the layout cannot serve the model (no KV pool, TP not dividing)
     dp_attention: bool = False
     ep: int = 1
+    # What the layout was simulated with, for its launch command (kvplan.analysis.rate_launch):
+    # the running-request cap of each scheduler (one replica's, one attention-DP rank's:
+    # SimSetup.scheduler.max_num_seqs) and the memory fraction its pool was sized at.
+    running_cap: int | None = None
+    mem_fraction: float | None = None
 
     @property
     def gpus(self) -> int:
@@ -139,7 +144,8 @@ def run_trial(task: TrialTask) -> TrialOutcome:
     m = simulate(sim, task.requests(), slo_ttft_ms=task.slo_ttft_ms,
                  slo_tpot_ms=task.slo_tpot_ms).metrics
     return TrialOutcome(trial=LayoutTrial(
-        **shown, meets=_meets(m, task.key, task.slo_ttft_ms, task.slo_tpot_ms), metrics=m))
+        **shown, meets=_meets(m, task.key, task.slo_ttft_ms, task.slo_tpot_ms), metrics=m,
+        running_cap=sim.scheduler.max_num_seqs, mem_fraction=sim.plan.mem_fraction))
 
 
 def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], *, gpu: str,

@@ -124,6 +124,21 @@ class SglangEngine(EngineDefaults):
     newest_read = "0.5.23"
     fraction_name = "mem_fraction_static"
     kv_dtypes = ("bf16", "fp8")
+
+    def running_flag(self, layout: LaunchLayout, per_scheduler: int) -> int:
+        """--max-running-requests is the server's: under DP attention each rank takes it //
+        dp_size, ModelRunner.dp_size being server_args.dp_size with --enable-dp-attention and 1
+        without (model_runner.py "Init max running requests": min(max_running_requests //
+        dp_size, req_to_token_pool.size); the pool's own max_num_reqs from 0.5.10,
+        _resolve_max_num_reqs: min(max_running_requests // dp_size, estimated), from 0.5.14
+        min(.., tokens // 2); lines as kvplan.engines.sglang.pools and .decode_admission cite
+        them: 0.5.10 mixin:844-849, 0.5.14 mixin:988-991, 0.5.5.post2 model_runner.py:558-565,
+        0.5.3 tp_worker.py:144-151). So D ranks of R requests each take D x R: (D x R) // D = R,
+        within those caps where R was simulated within them. Without DP attention the
+        data-parallel controller starts each --dp-size replica with the same server_args and
+        no division: each replica takes the flag whole. (The `// dp_size` forms were read in
+        stored copies of those files; no release tag of SGLang is mirrored in this session.)"""
+        return per_scheduler * (layout.dp if layout.dp_attention else 1)
     # The default fraction depends on TP and memory (kvplan.engines.sglang.budget).
     launch = Launch(fractions=(None, 0.9), context_flag="context-length",
                     moe_tp_under_ep="0.5.9")  # kvplan.engines.moe_layout

@@ -109,6 +109,17 @@ class TrtllmEngine(EngineDefaults):
     newest_read = "1.3.0rc10"
     fraction_name = "free_gpu_memory_fraction"
     kv_dtypes = ("bf16", "fp8")
+
+    def running_flag(self, layout: LaunchLayout, per_scheduler: int) -> int:
+        """--max_batch_size is each rank's: every rank's PyExecutor takes max_num_active_requests
+        = model_engine.get_max_num_sequences() (its own max_batch_size), and with
+        enable_attention_dp the request fetch admits up to tp_size x max_num_active_requests
+        over the ranks (tensorrt_llm/_torch/pyexecutor/py_executor.py __init__ and
+        _fetch_new_requests; executor_request_queue.py in later lines; read in stored copies,
+        no release tag mirrored in this session, so no line numbers) -- the seats
+        kvplan.analysis.simulate.dp_lockstep.trtllm_balance sums. Replicas are separate
+        servers, each with the flag. So the flag is the per-rank cap as it is."""
+        return per_scheduler
     # The default: the budget's (KvCacheConfig.free_gpu_memory_fraction, 0.9), as `kvplan
     # estimate` takes it; up to 0.95 as in its examples; attention DP is not planned for it.
     launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False,

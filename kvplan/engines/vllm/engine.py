@@ -57,7 +57,7 @@ from kvplan.engines.vllm.kv_dtype import (
     vllm_model_dtype,
     vllm_runnable_kv_dtypes,
 )
-from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
+from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap, vllm_running_flag
 from kvplan.engines.vllm.moe_kernel import VLLM_MOE_KERNELS
 from kvplan.engines.vllm.mxfp4_backend import vllm_mxfp4_backend
 from kvplan.engines.vllm.options import VllmOptions, vllm_options
@@ -386,6 +386,9 @@ class VllmEngine:
 
     def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
         return vllm_running_cap(layout, concurrency)
+
+    def running_flag(self, layout: LaunchLayout, per_scheduler: int) -> int:
+        return vllm_running_flag(layout, per_scheduler)
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

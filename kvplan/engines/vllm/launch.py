@@ -76,6 +76,15 @@ def vllm_running_cap(lay: LaunchLayout, concurrency: int) -> int:
     return -(-concurrency // lay.dp)
 
 
+def vllm_running_flag(lay: LaunchLayout, per_engine: int) -> int:
+    """`--max-num-seqs` for `per_engine` running requests in each data-parallel engine (a
+    replica, or an attention-DP rank): the flag itself, as it applies per data-parallel rank
+    (`vllm_running_cap`'s reading of vllm/config/scheduler.py and v1/core/sched/scheduler.py
+    of 0.32.0); every engine of the layout gets the same `--max-num-seqs`, the layout is not
+    read."""
+    return per_engine
+
+
 # config/cache.py CacheDType (vLLM 0.32): the 16-bit spellings; it has no float32.
 CACHE_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 
