@@ -138,14 +138,16 @@ def _answer(*args: str) -> dict:
 
 def test_attention_dp_answers_launch_with_the_simulated_cap() -> None:
     """Each engine's answer on the stream is an attention-DP layout (simulated when this test
-    was written: vLLM 2 ranks at p90 TPOT 16.0 ms within 16.8; SGLang 4 ranks 15.3 within 16.8;
-    TensorRT-LLM 2 ranks 19.7 ms within 20, the 2-GPU plain layouts 20.4 and 22.7 missing --
-    that SLO picked after seeing the values). The JSON's `launch` is plan's own (head first),
-    and the flag, read as the engine's code reads it, is the cap the answer was simulated
-    with on every command."""
-    for engine, slo, ranks in (("vllm", "16.8", 2), ("sglang", "16.8", 4),
-                               ("trtllm", "20", 2)):
-        data = _answer("--engine", engine, "--slo-tpot-ms", slo)
+    was written: vLLM 2 ranks at p90 TPOT 16.0 ms within 16.8; TensorRT-LLM 2 ranks 19.7 ms
+    within 20, the 2-GPU plain layouts 20.4 and 22.7 missing; SGLang, since its per-rank chunk
+    and running cap (sgldptp62), on up to 2 GPUs: 2 ranks 21.2 ms within 22, the plain 1 x 2
+    and 2 x 1 at 22.9 and 25.8 missing -- the TensorRT-LLM and SGLang SLOs picked after seeing
+    the values). The JSON's `launch` is plan's own (head first), and the flag, read as the
+    engine's code reads it, is the cap the answer was simulated with on every command."""
+    for engine, slo, ranks, extra in (("vllm", "16.8", 2, ()),
+                                      ("sglang", "22", 2, ("--gpus-per-node", "2")),
+                                      ("trtllm", "20", 2, ())):
+        data = _answer("--engine", engine, "--slo-tpot-ms", slo, *extra)
         best = data["best"]
         assert best["dp_attention"] and best["replicas"] == ranks
         assert best["running_cap"] is not None and best["running_cap"] > 0
