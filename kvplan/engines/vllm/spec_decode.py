@@ -48,7 +48,12 @@ allocate_slots (0.11.0 :258, :476) and rolls back ``num_computed_tokens -= num_r
   llama_eagle3.py, 0.10.0 :221-227, 0.11.0 :254-260: arange, + d2t, new_full of the target's
   vocabulary, the index_put): 4, present when the head's draft_vocab_size is not the target's
   (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B: 32000 of 128256; taken for every EAGLE-3 head, kvplan
-  does not read the head's config). Not read for other releases (None: not charged).
+  does not read the head's config). Not counted at other releases (None: not charged): 0.13.0,
+  0.16.0 and 0.19.0 still run the head in piecewise graphs (even under a FULL target graph:
+  0.13.0 eagle.py:113-116, 0.16.0 :364-372, 0.19.0 :367-375) but their loops changed (0.19.0
+  fuses the positions / slot-mapping / seq_lens update into one Triton kernel,
+  eagle_step_update_slot_mapping_and_metadata, :558; samples through _greedy_sample) and their
+  forwards split at the KV update too: the 0.10 / 0.11 counts do not carry; not recounted.
 """
 
 from __future__ import annotations
