@@ -35,7 +35,10 @@ allocate_slots (0.11.0 :258, :476) and rolls back ``num_computed_tokens -= num_r
   its tokens fit, 0.10.0 :123-126, the later ones at the padded batch, :167-170), so a pass's
   forward launches from the host what piecewise graphs leave out (kvplan.perf.vllm_ungraphed):
   per attention layer its split op's two kernels (KV write, attention) and a replay per piece
-  (layers + 1): 2 + 2 = 4 for the one-layer head. Everything else a pass runs is eager torch
+  (layers + 1): 2 + 2 = 4 for the one-layer head (0.10.0: models/llama_eagle.py:43 /
+  llama_eagle3.py:82 @support_torch_compile; config.py:4324-4326 splits at the attention
+  ops; v1/attention/backends/flash_attn.py:445 reshape_and_cache_flash, :476 the kernel).
+  Everything else a pass runs is eager torch
   outside any graph, one kernel each (0.10.0 line numbers; 0.11.0 :299-381 the same kernels,
   its per-pass `build_for_drafting` metadata rebuild is host Python, not counted):
   first pass (:94-146) query_start_loc[1:] - 1, the input_ids shift copy, the next-token
