@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,9 @@ from kvplan.analysis.simulate.spec_sim import SpecDecodeSim, SpecSimulator
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.cli import app
 from kvplan.engines.vllm.spec_decode import VllmSpecDecode
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf.efficiency import device_efficiency
+from kvplan.perf.mixed_step import MixedStepCost
 from kvplan.sources.resolve import load_model
 
 runner = CliRunner()
@@ -199,3 +203,43 @@ def test_cli_spec_decode_json_and_refusal() -> None:
     assert sd["mean_accept_len"] == pytest.approx(2.5)
     assert "--spec-mean-accept-len 2.5" in sd["acceptance_source"]
     assert sd["drafted_tokens"] > 0
+
+
+def test_draft_launches_by_hand() -> None:
+    """vLLM 0.10.0 / 0.11.0 eagle.py (kvplan.engines.vllm.spec_decode): first pass 11 host
+    launches, 21 per later pass, 1 stack when k > 1; EAGLE-3 + 1 fc (first pass) + 4 a pass
+    (vocabulary map). EAGLE k 1: 11; EAGLE-3 k 1: 11 + 1 + 4 = 16; EAGLE k 4: 11 + 3 x 21 +
+    1 = 75; EAGLE-3 k 7: 16 + 6 x 25 + 1 = 167. Releases not read (0.9.2, 0.11.1, 0.19.0, the
+    newest) charge none."""
+    def rule(method: str, k: int) -> VllmSpecDecode:
+        return VllmSpecDecode(method=method, num_speculative_tokens=k)
+    assert rule("eagle", 1).draft_launches("0.10.0") == 11
+    assert rule("eagle3", 1).draft_launches("0.11.0") == 16
+    assert rule("eagle", 4).draft_launches("0.10.1") == 75
+    assert rule("eagle3", 7).draft_launches("0.10.0") == 167
+    for unread in ("0.9.2", "0.11.1", "0.19.0", None):
+        assert rule("eagle", 4).draft_launches(unread) is None
+
+
+def test_draft_launch_seconds_added_to_the_step() -> None:
+    """Llama-3.1-8B on an H100 at vLLM 0.10.0, EAGLE k 3: 11 + 2 x 21 + 1 = 54 launches x
+    4.4 us (kvplan.perf.vllm_ungraphed) = 237.6 us more than the same step with none; 0 at
+    0.19.0 (not read)."""
+    spec = load_model("llama-3.1-8b")[0]
+    gpu = get_gpu("H100-80GB")
+    rule = VllmSpecDecode(method="eagle", num_speculative_tokens=3)
+    acc = Acceptance.of(k=3, mean_accept_len=2.0)
+    eff = replace(device_efficiency(gpu), engine_version="0.10.0")
+    sim = SpecDecodeSim.of(rule, acc, MixedStepCost(spec, gpu, eff=eff))
+    assert sim.draft_launch_s == pytest.approx(237.6e-6)
+    late = SpecDecodeSim.of(rule, acc, MixedStepCost(
+        spec, gpu, eff=replace(eff, engine_version="0.19.0")))
+    assert late.draft_launch_s == 0.0
+    pool = KVPool(400, (GroupRule(kind="full", block_size=16),), caching=False)
+    cfg = SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=512, max_model_len=4096)
+    req = SimRequest(0, RequestSpec(arrival_s=0.0, prompt_len=84, output_len=8), 0.0, 1)
+    req.num_computed, req.num_output = 88, 5  # decoding: computed = 84 + 5 - 1
+    cost = sim.target_cost
+    times = [SpecSimulator(pool, cfg, cost, s).step_seconds([(req, 4)])  # type: ignore[arg-type]
+             for s in (sim, replace(sim, draft_launch_s=0.0))]
+    assert times[0] - times[1] == pytest.approx(237.6e-6)

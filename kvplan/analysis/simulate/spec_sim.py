@@ -15,6 +15,11 @@ A step, priced by the one cost model (kvplan.perf.mixed_step):
   widths and its smaller draft vocabulary are not read: an approximation, as
   kvplan.perf.costmodel prices its draft module).
 
+- host: the kernels the proposer launches from the host outside its piecewise CUDA graphs
+  (kvplan.engines.vllm.spec_decode `draft_launches`, at the releases read; none elsewhere),
+  each at kvplan.perf.vllm_ungraphed's VLLM_UNGRAPHED_LAUNCH_S, added to the step (the sum, as
+  `MixedStepCost.ungraphed_seconds` charges a step above the largest graph).
+
 Each decode then advances by 1 + its accepted drafts and emits them in one chunk: one ITL gap
 per chunk, as `vllm bench serve` times the stream's chunks; TPOT stays (E2E - TTFT) /
 (output tokens - 1). A request at its last tokens emits no more than its output length.
@@ -36,6 +41,7 @@ from kvplan.analysis.simulate.spec_acceptance import Acceptance
 from kvplan.engines.vllm.spec_decode import VllmSpecDecode
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.mixed_step import MixedStepCost
+from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
 
 
 def draft_layer_spec(spec: ModelSpec) -> ModelSpec:
@@ -62,13 +68,16 @@ class SpecDecodeSim:
     acceptance: Acceptance
     target_cost: MixedStepCost
     draft_cost: MixedStepCost
+    draft_launch_s: float = 0.0
     seed: int = 0
 
     @classmethod
     def of(cls, rule: VllmSpecDecode, acceptance: Acceptance, cost: MixedStepCost, *,
            seed: int = 0) -> SpecDecodeSim:
+        launches = rule.draft_launches(cost.eff.engine_version) or 0
         return cls(rule=rule, acceptance=acceptance, target_cost=cost,
-                   draft_cost=cost.for_spec(draft_layer_spec(cost.spec)), seed=seed)
+                   draft_cost=cost.for_spec(draft_layer_spec(cost.spec)),
+                   draft_launch_s=launches * VLLM_UNGRAPHED_LAUNCH_S, seed=seed)
 
     def records(self) -> dict[str, object]:
         """The JSON's `spec_decode` inputs (the run's counts are added by `SpecSimulator`)."""
@@ -119,7 +128,7 @@ class SpecSimulator(Simulator):
         later = passes * draft.seconds(
             decode_contexts=[r.num_computed + n + 1 for r, n in scheduled], chunks=[]
         ) if passes else 0.0
-        return target + first + later
+        return target + first + later + self.spec.draft_launch_s
 
     def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
                      seconds: float, shown: float | None = None) -> int:
