@@ -135,8 +135,10 @@ def test_every_run_is_in_one_group() -> None:
 
 
 def test_no_run_shares_a_fitted_rows_configuration_or_shaped_a_rule() -> None:
-    # The cost bench's fitted rows by model config, GPU, TP and engine: none is this set's; no
-    # rule was written after its runs.
+    # The cost bench's fitted rows by model config, GPU, TP and engine: none is this set's.
+    # Two SHAPED_BY entries name runs of it, both written after its first evaluation: the
+    # January runs' warm replay (janwarm62, bc794cd5) and vllmhost62's opt-in --frontend loop
+    # (63daad97), after the 18 April runs at concurrency 200.
     fitted = {r for f in FITTED.values() for r in f.fitted_on}
     engines = {"SGLang": "sglang", "TensorRT-LLM": "trtllm", "vLLM": "vllm"}
     keys = {(c.model, get_gpu(c.gpu).name, c.layout.tp,
@@ -145,9 +147,12 @@ def test_no_run_shares_a_fitted_rows_configuration_or_shaped_a_rule() -> None:
     assert not {rid for rid, run in _runs().items()
                 if (Path(run["model"]).stem, get_gpu(run["gpu"]).name, run["tp"],
                     run.get("engine", "vllm")) in keys}
-    # The one entry that names runs of it: the January runs' warm replay, recorded after
-    # their first evaluation (janwarm62).
     january = {rid for rid, run in _runs().items() if run["source"] == prospective62_runs.JANUARY}
     assert len(january) == 12
-    assert {r for entry in SHAPED_BY for r in entry.rows} & set(_runs()) == january
+    shaped = {e.commit: {r for r in e.rows if r in _runs()} for e in SHAPED_BY}
+    assert {c for c, rows in shaped.items() if rows} == {"bc794cd5", "63daad97"}
+    assert shaped["bc794cd5"] == january
+    assert shaped["63daad97"] == {rid for rid in _runs()
+                                  if rid.startswith("scicom vLLM ") and " conc 200 " in rid}
+    assert len(shaped["63daad97"]) == 18
     assert not fitted & set(_runs())

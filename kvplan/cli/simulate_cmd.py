@@ -132,8 +132,9 @@ def simulate_cmd(
              "step waits one more step.")] = None,
     frontend: Annotated[bool, typer.Option(
         "--frontend", rich_help_panel=HOST_STAGES_PANEL,
-        help="Simulate the server's CPU before the engine: vLLM's API server (a serial "
-             "per-request stage and a fixed latency, fitted on one H100 host's vLLM 0.19) or "
+        help="Simulate the server's CPU before the engine: vLLM's API server (one loop "
+             "taking each request and each step's outputs, times measured with vLLM's code "
+             "on one CPU, and a latency fitted on one H100 host's vLLM 0.19) or "
              "SGLang's TokenizerManager (prompts tokenized one at a time on the loop that "
              "streams the outputs, time per token measured on one CPU); a host differs.")
     ] = False,

@@ -863,6 +863,17 @@ _AIC_AGG_VLLM_DP = tuple(f"aiconfigurator {run}" for run in (
 
 # aiconfigurator's aggregated TensorRT-LLM attention-DP rows the frozen bench replays (cohort
 # aggdp55, tests/benches/aiconfig_agg_dp.py), read before the balance rule below was written.
+# prospective62's Scicom April vLLM 0.15.0 runs at concurrency 200 (vllmhost62 read them: the
+# --frontend overshoot of their TTFT led to its measured loop).
+_PROSPECTIVE62_APRIL_CONC200 = tuple(
+    f"scicom vLLM {model} H100 TP8 random {isl}/128 conc 200 ({500 if isl > 1000 else 1000} "
+    "prompts)"
+    for model, lengths in (("Llama-3.1-70B", (127, 511, 2047, 4095)),
+                           ("Qwen3-8B", (128, 512, 2048, 4096)),
+                           ("Qwen3-14B", (128, 512, 2048, 4096)),
+                           ("Qwen3-32B", (128, 512, 2048, 4096)),
+                           ("gpt-oss-120b", (128, 512)))
+    for isl in lengths)
 _AIC_AGG_TRT_DP = tuple(f"aiconfigurator 2026_03_25_{run}" for run in (
     "deepseek_r1_b200_sxm_trtllm_fp4_agg_1024x1024_c128_tp8_0_ep8_0_1085",
     "deepseek_r1_b200_sxm_trtllm_fp4_agg_1024x1024_c64_tp8_0_ep8_0_976",
@@ -1585,6 +1596,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "after these rows' first evaluation (kvplan slow on all 12; janwarm62)",
            rows=tuple(f"scicom vLLM Qwen3-32B {gpu} TP8 random {n}/128 conc 100 (100 prompts)"
                       for gpu in ("B200", "H100", "H200") for n in (2048, 4096, 8192, 15000))),
+    Shaped(commit="63daad97",
+           rule="vLLM's `simulate --frontend` as the API server's one loop (opt-in: the default "
+                "replay does not move): the work per request measured with vLLM's own code on "
+                "one CPU (97.8 us + 2.168 us a prompt token, tests/benches/api_ingest_cost.py) "
+                "in place of the 11.85 ms fit, --api-output's stage on the same FIFO, the "
+                "latency refitted on kvcached's rate-16 row (25.55 ms); written after these "
+                "rows' first evaluation, where --frontend overshot the 128-token runs' mean "
+                "TTFT by +178 to +670 % (the fit's 84 requests/s ceiling under the 133 served)",
+           rows=_PROSPECTIVE62_APRIL_CONC200),
 )
 
 

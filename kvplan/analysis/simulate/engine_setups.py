@@ -31,7 +31,7 @@ from kvplan.engines.vllm.alloc import (
 )
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
-from kvplan.engines.vllm.frontend import VLLM_API_SERVER_COST, vllm_api_tokenizer_batching
+from kvplan.engines.vllm.frontend import VLLM_API_LOOP_COST, vllm_api_tokenizer_batching
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import LatentAttention
@@ -113,9 +113,9 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
         notes.append(f"API server: prompts tokenized in batches released "
                      f"{batching.wait_s * 1e3:g} ms after the first (up to {batching.max_batch}; "
                      "vLLM's AsyncMicrobatchTokenizer, 0.11-0.23)")
-    server = VLLM_API_SERVER_COST if frontend else None
+    server = VLLM_API_LOOP_COST if frontend else None
     if server is not None:
-        notes.append(f"API server CPU (--frontend): {server.s_per_request * 1e3:.2f} ms per "
+        notes.append(f"API server CPU (--frontend): {server.s_per_request * 1e3:.3f} ms per "
                      f"request + {server.s_per_prompt_token * 1e6:.2f} us per prompt token, "
                      f"one request at a time, + {server.latency_s * 1e3:.2f} ms per request "
                      f"outside the queue; {server.source}")

@@ -60,20 +60,20 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           api_output: bool = False, sampling: SamplingParams | None = None,
           engine_core_cpu: bool | None = None, acceptance: Acceptance | None = None,
           spec_seed: int = 0) -> tuple[SimSetup, list[str]]:
-    """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
-    by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
-    scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
-    --max-num-seqs / SGLang --max-running-requests. `api_server`: the requests come through
-    `vllm serve`'s OpenAI server (its tokenizer batcher, kvplan.engines.vllm.frontend), not to
-    an engine run in process. `frontend`: the server's CPU stage before the engine (`simulate
-    --frontend`: vLLM's fitted VLLM_API_SERVER_COST, SGLang's measured TokenizerManager;
-    kvplan.engines.{vllm,sglang}.frontend). `moe_jit_compile_s`: the seconds one
-    Triton compile of vLLM's fused-MoE GEMM stalls a step (kvplan.analysis.simulate.moe_jit;
-    None: not simulated). `trtllm`: TensorRT-LLM's chunked prefill and capacity scheduler
-    policy (None: its defaults). `dp_attention`: the `dp` ranks are one engine's attention-DP
-    ranks (`inputs` one rank's layout: kvplan.analysis.simulate.dp_lockstep.
-    dp_attention_layout), stepped in lockstep. `api_output`: the API server loop's work after
-    each step (`kvplan simulate --api-output`; vLLM only, one replica:
+    """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated by
+    its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async scheduling
+    / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM --max-num-seqs /
+    SGLang --max-running-requests. `api_server`: the requests come through `vllm serve`'s OpenAI
+    server (its tokenizer batcher, kvplan.engines.vllm.frontend), not to an engine run in
+    process. `frontend`: the server's CPU stage before the engine (`simulate --frontend`: vLLM's
+    VLLM_API_LOOP_COST, with the output stage on the same loop at --dp 1, SGLang's measured
+    TokenizerManager; kvplan.engines.{vllm,sglang}.frontend). `moe_jit_compile_s`: the seconds
+    one Triton compile of vLLM's fused-MoE GEMM stalls a step (kvplan.analysis.simulate.moe_jit;
+    None: not simulated). `trtllm`: TensorRT-LLM's chunked prefill and capacity scheduler policy
+    (None: its defaults). `dp_attention`: the `dp` ranks are one engine's attention-DP ranks
+    (`inputs` one rank's layout: kvplan.analysis.simulate.dp_lockstep. dp_attention_layout),
+    stepped in lockstep. `api_output`: the API server loop's work after each step (`kvplan
+    simulate --api-output`; vLLM only, one replica:
     kvplan.engines.vllm.frontend.VLLM_API_OUTPUT_COST, measured). `sampling`: the parameters
     every request samples with, vLLM's sampler charged in each step over the step's requests
     (`kvplan simulate --generation-config`; vLLM 0.15 only: kvplan.engines.vllm.sampler).
@@ -110,7 +110,10 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm)
-    if api_output:
+    # vLLM's --frontend is the API server's one loop, which also takes every step's outputs
+    # (kvplan.engines.vllm.frontend, VLLM_API_LOOP_COST): the output stage comes with it.
+    loop = frontend and rules.scheduler is Scheduler.mixed_token_budget and dp == 1
+    if api_output or loop:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:
         sim, notes = _with_sampler(sim, notes, rules.scheduler, inputs, sampling)

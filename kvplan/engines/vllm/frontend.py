@@ -73,12 +73,28 @@ bound), and a serving host's core may be slower or faster.
 kvplan's ingestion stage: a FIFO single server in front of the tokenizer batcher (ApiServerCost:
 `s_per_request` + `s_per_prompt_token` x prompt tokens per request) and a fixed `latency_s`
 every request pays outside the queue (the HTTP round trip, the ZMQ hops, the first token's
-output path). The per-output-token work is not in this stage: no row separates it from the
-per-request time (the fitted rows' output work while requests queue is inside the fitted
-service time); `--api-output` adds it as the measured output stage above, and with both
-options that work is counted twice where the fitted rows held it. The constants are host- and
-version-dependent and are fitted on two named rows of one host (`VLLM_API_SERVER_COST`, with
-its source): an assumption wherever the stage is used, which the output states.
+output path).
+
+What `--frontend` charges (`VLLM_API_LOOP_COST`, from vllmhost62): the loop as the code runs it,
+one loop for both kinds of work. `vllm serve` starts `--api-server-count` API processes, by
+default the data-parallel size (0.15.0 entrypoints/cli/serve.py:82-99: 1 without DP), so one
+asyncio loop ingests every request and takes every step's outputs, FIFO. Its per-request work is
+measured with vLLM's own code on one CPU (tests/benches/api_ingest_cost.py: the body parsed into
+a CompletionRequest, its SamplingParams, the prompt tokenized, the EngineCoreRequest built and
+msgpack-encoded; three runs gave 98.9 us + 2.258, 71.3 us + 2.040 and 97.8 us + 2.168 us per
+request + per prompt token: 0.40-0.49 ms for a 128-token prompt), and its per-step output work
+is `VLLM_API_OUTPUT_COST` above, on the same FIFO (`--frontend` turns the output stage on with
+it; `--api-output` alone keeps the output stage without the ingestion). The latency outside the
+queue is the one constant left fitted: on kvcached's rate-16 row (the server idle between
+arrivals: the latency whose simulated mean TTFT behind the measured stages is the measured one;
+tests/benches/frontend_fit.py `fit_latency`). The earlier `VLLM_API_SERVER_COST` (11.85 ms a
+request fitted with its latency on kvcached's rate-inf and rate-16 rows, which held the output
+work of the rate-inf burst's running requests in the per-request time) is kept as the record of
+that fit: as one serial stage it caps ingestion at 1 / 11.85 ms = 84 requests a second, below
+what Scicom's vLLM 0.15.0 servers completed at concurrency 200 with 128-token prompts (Qwen3-8B
+1,000 requests at a mean E2E of 1.50 s: about 133 a second; Qwen3-14B about 112), which made
+`--frontend` overshoot their TTFT by 5-7x (prospective62). The constants are host- and
+version-dependent: an assumption wherever the stage is used, which the output states.
 """
 
 from __future__ import annotations
@@ -220,3 +236,48 @@ VLLM_PROMPT_HOST_COST = ApiServerCost(
     s_per_request=0.0, s_per_prompt_token=VLLM_PROMPT_HOST_S_PER_TOKEN, latency_s=0.0,
     source=f"measured per prompt token with vLLM's own code on {VLLM_API_OUTPUT_HOST} "
            "(tests/benches/prompt_host_cost.py); a serving host's CPU differs")
+
+
+# Measured by tests/benches/api_ingest_cost.py (vLLM 0.32 CPU wheel's classes on the 0.15.0
+# path, one core, thread CPU time, the median of 201 requests at 128, 512 and 2,048 prompt
+# tokens): the loop's work per request, least squares over the three lengths. Three runs on this
+# host: 98.9 us + 2.258 us, 71.3 us + 2.040 us and 97.8 us + 2.168 us per request + per prompt
+# token (at 128 tokens 492.5, 396.1 and 439.3 us: parse 46-57, sampling params 24-27, tokenize
+# 319-399, request build and msgpack 7-9). The constants are the run with the median slope. The
+# tokenizer's time (the bulk) runs on the batcher's worker thread but holds the GIL for its
+# Python, and is counted as the loop's: an upper bound on that part; uvicorn / FastAPI's own
+# time per request is not in it: a lower bound on that part.
+VLLM_API_INGEST_S_PER_REQUEST = 97.8e-6  # s per request
+VLLM_API_INGEST_S_PER_PROMPT_TOKEN = 2.168e-6  # s per prompt token
+VLLM_API_INGEST_S_PER_REQUEST_FIT = Fitted(
+    value=VLLM_API_INGEST_S_PER_REQUEST,
+    source="tests/benches/api_ingest_cost.py: vLLM's own request path (parse, sampling params, "
+           f"tokenizer, EngineCoreRequest and msgpack) timed on {VLLM_API_OUTPUT_HOST}; no "
+           "serving row",
+    fitted_on=())
+VLLM_API_INGEST_S_PER_PROMPT_TOKEN_FIT = Fitted(
+    value=VLLM_API_INGEST_S_PER_PROMPT_TOKEN, source=VLLM_API_INGEST_S_PER_REQUEST_FIT.source,
+    fitted_on=())
+
+# Fitted by tests/benches/frontend_fit.py `fit_latency` on kvcached's rate-16 row alone, with
+# the measured ingestion and output stages above in front of the engine: the latency whose
+# simulated mean TTFT is the row's 39.14 ms, by bisection (25.55 ms; the simulated TTFT does not
+# grow one for one with it: with no latency it is 9.31 ms, with 10 ms 19.96 ms, with 29.83 ms
+# 45.17 ms, a later arrival meeting other steps' output work on the loop). The rate-inf row, no
+# part of this fit, is then 708 ms behind the measured stages against 2,996 ms measured: the
+# measured loop does not explain that burst's queue (the old fit's 11.85 ms a request did, by
+# construction).
+VLLM_API_LOOP_LATENCY_S = 0.025550  # s
+VLLM_API_LOOP_LATENCY_S_FIT = Fitted(
+    value=VLLM_API_LOOP_LATENCY_S,
+    source="tests/benches/frontend_fit.py fit_latency: kvcached's H100 vLLM 0.19.0 Qwen3-0.6B "
+           "rate-16 row's mean TTFT less the simulated one behind the measured stages",
+    fitted_on=(_FIT_ROWS[1],))
+
+VLLM_API_LOOP_COST = ApiServerCost(
+    s_per_request=VLLM_API_INGEST_S_PER_REQUEST,
+    s_per_prompt_token=VLLM_API_INGEST_S_PER_PROMPT_TOKEN, latency_s=VLLM_API_LOOP_LATENCY_S,
+    source=f"the loop's work per request measured with vLLM's own code on {VLLM_API_OUTPUT_HOST} "
+           "(tests/benches/api_ingest_cost.py), its outputs as --api-output's; the latency "
+           "fitted on one H100 host's vLLM 0.19.0 row (kvcached's rate 16); a serving host "
+           "differs")
