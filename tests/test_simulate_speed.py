@@ -1,7 +1,7 @@
 """The simulator's speed-ups (simspeed62) give what the slower code gave: each one checked here
 against the rule as it was written before it (a scan of every segment for a block's content;
-GUARANTEED_NO_EVICT's prompts all checked before the micro-batch scheduler), by hand and on
-drawn cases."""
+GUARANTEED_NO_EVICT's prompts all checked before the micro-batch scheduler; a step's time
+computed each time it is asked), by hand and on drawn cases."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ from hypothesis import strategies as st
 
 from kvplan.analysis.simulate.scheduler import SimRequest
 from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf import mixed_step
+from kvplan.perf.mixed_step import MixedStepCost
+from kvplan.sources.resolve import load_model
 from tests.test_simulate_trtllm import _engine
 
 
@@ -101,3 +105,21 @@ def test_no_evict_checks_the_prompts_only_as_far_as_the_micro_batch_asks() -> No
     assert [(r.rid, n) for r, n in picks] == [(0, 1), (1, 100)]
     assert picks == sim._micro_batch(list(sim._no_evict(active)))
     assert seen == [0, 1, 2]
+
+
+def test_a_small_step_is_memoised_as_the_number_computing_it_gives(monkeypatch) -> None:
+    # MixedStepCost.seconds keeps steps of at most SMALL_STEP requests: each number is the one
+    # `_seconds` computes (the same float, asked twice or after the memo was cleared), a step
+    # of more requests is not kept, and the memo never holds more than STEP_MEMO steps.
+    monkeypatch.setattr(mixed_step, "STEP_MEMO", 3)
+    cost = MixedStepCost(load_model("llama-3.1-8b")[0], get_gpu("H100-80GB"))
+    steps = [([9000], []), ([], [(0, 8192)]), ([100, 2000], [(512, 256)]), ([9001], []),
+             ([9000], []), (list(range(1, 20)), [])]
+    for decodes, chunks in steps * 2:
+        fresh = MixedStepCost(load_model("llama-3.1-8b")[0], get_gpu("H100-80GB"))
+        want = fresh._seconds(decodes, chunks)
+        assert cost.seconds(decode_contexts=decodes, chunks=chunks) == want
+        assert len(cost._steps) <= 3
+    assert (tuple(range(1, 20)), ()) not in cost._steps  # 19 requests: past SMALL_STEP
+    assert cost.seconds(decode_contexts=[9000], chunks=[]) > cost.seconds(
+        decode_contexts=[100], chunks=[])  # the memo is keyed by the contexts, not the count

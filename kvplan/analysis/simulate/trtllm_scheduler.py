@@ -85,6 +85,7 @@ differs, 4).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -190,27 +191,32 @@ class TrtllmSimulator(Simulator):
         cap = self.schedule_cfg.max_batch_size
         available = self.pool.num_free
         bs = self.pool.groups[0].block_size
+        if cap < 1:
+            return
         generating: list[SimRequest] = []
-        pending: list[SimRequest] = []
-        for req in active:
-            if len(generating) >= cap:
-                break
-            if req.num_output >= 1 and req.num_computed == req.num_tokens - 1:  # _generating
+        stop = len(active)  # the requests after the cap's last generation request: not looked at
+        for i, req in enumerate(active):
+            out = req.num_output
+            if out >= 1 and req.num_computed == req.prompt_len + out - 1:  # _generating
                 generating.append(req)
                 # _remaining_to_completion
                 available -= cdiv(req.prompt_len + req.output_len, bs) - req.alloc[0]
-            else:
-                pending.append(req)
+                if len(generating) >= cap:
+                    stop = i + 1
+                    break
         yield from generating
         taken = len(generating)
-        if not pending or taken >= cap:
-            return
+        if stop == taken or taken >= cap:
+            return  # no prompt among them, or no seat left
         # beneficialToSkip (block reuse on): the blocks prompts mid-chunk are contributing
         # (prefillWithChunkedContextsAlreadyExecuting), then each new prompt's in turn.
         reuse = self.pool.caching
-        contributed = {h for r in active if reuse and r.admitted and not self._generating(r)
-                       if (h := self._new_context_block(r)) is not None}
-        for req in pending:
+        contributed = {h for r in active if r.admitted and not self._generating(r)
+                       if (h := self._new_context_block(r)) is not None} if reuse else set()
+        for req in itertools.islice(active, stop):
+            out = req.num_output
+            if out >= 1 and req.num_computed == req.prompt_len + out - 1:
+                continue  # in generation: taken above
             if reuse and not req.admitted:
                 h = self._new_context_block(req)
                 if h is not None:
