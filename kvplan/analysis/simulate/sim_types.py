@@ -5,6 +5,8 @@ there too."""
 
 from __future__ import annotations
 
+import itertools
+from bisect import bisect_right
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -22,7 +24,7 @@ class SimRequest:
                  "num_output", "alloc", "freed", "blocks", "cached_blocks", "first_token_s",
                  "last_token_s", "finish_s", "preemptions", "_hashes", "admitted", "in_batch",
                  "anchor_step", "anchor_computed", "anchor_output", "_shared_tokens", "kept",
-                 "hybrid", "seen_s")
+                 "hybrid", "seen_s", "_ends")
 
     def __init__(self, rid: int, spec: RequestSpec, sent_s: float, groups: int) -> None:
         self.rid = rid
@@ -45,6 +47,7 @@ class SimRequest:
         self.preemptions = 0
         self.admitted = False
         self._hashes: list[int] = []
+        self._ends: tuple[int, ...] | None = None
         self._shared_tokens = sum(n for _, n in spec.segments)
         # In the collective decode batch (kvplan.analysis.simulate.scheduler, `_batch_step`):
         # num_computed / num_output are anchor + steps since `anchor_step`.
@@ -68,12 +71,22 @@ class SimRequest:
         if index * block_size >= self._shared_tokens:
             return -1 - ((self.rid << 24) | index)
         hashes = self._hashes
+        if len(hashes) <= index:
+            segments = self.segments
+            # The first segment that ends after block len(hashes) starts, and where it starts:
+            # the segments before it hold no token of this block or of any later one (the
+            # content of each block is as a scan of every segment from the first would find).
+            first = bisect_right(self._segment_ends(), len(hashes) * block_size)
+            base = self._segment_ends()[first - 1] if first else 0
         while len(hashes) <= index:
             j = len(hashes)
             start, end = j * block_size, (j + 1) * block_size
             content: list[Hashable] = []
-            offset = 0
-            for key, length in self.segments:
+            while first < len(segments) and base + segments[first][1] <= start:
+                base += segments[first][1]
+                first += 1
+            offset = base
+            for key, length in itertools.islice(segments, first, None):
                 lo, hi = max(start, offset), min(end, offset + length)
                 if lo < hi:
                     content.append((key, lo - offset, hi - offset))
@@ -84,6 +97,13 @@ class SimRequest:
                 content.append(("own", self.rid, max(start, offset)))
             hashes.append(hash((hashes[-1] if hashes else 0, tuple(content))))
         return hashes[index]
+
+    def _segment_ends(self) -> tuple[int, ...]:
+        """Where each shared segment ends (cumulative tokens), computed once."""
+        ends = self._ends
+        if ends is None:
+            ends = self._ends = tuple(itertools.accumulate(n for _, n in self.segments))
+        return ends
 
 
 @dataclass(frozen=True, kw_only=True)

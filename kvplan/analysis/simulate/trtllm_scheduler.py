@@ -85,6 +85,8 @@ differs, 4).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from kvplan._util.errors import InputError
@@ -180,42 +182,58 @@ class TrtllmSimulator(Simulator):
             active.sort(key=lambda r: r.rid)
         return active
 
-    def _no_evict(self, active: list[SimRequest]) -> list[SimRequest]:
+    def _no_evict(self, active: list[SimRequest]) -> Iterator[SimRequest]:
+        """The requests GUARANTEED_NO_EVICT takes, in the order the micro-batch scheduler sees
+        them. Lazy past the generation requests: the prompts are looked at one by one as the
+        micro-batch scheduler asks for them, so a step whose token budget stops at the first
+        prompt does not check the hundreds queued behind it (the same requests, in the same
+        order, as checking them all first: nothing here changes the pool or the queues)."""
         cap = self.schedule_cfg.max_batch_size
         available = self.pool.num_free
-        fitting: list[SimRequest] = []
-        pending: list[SimRequest] = []
-        for req in active:
-            if len(fitting) >= cap:
-                break
-            if self._generating(req):
-                fitting.append(req)
-                available -= self._remaining_to_completion(req)
-            else:
-                pending.append(req)
+        bs = self.pool.groups[0].block_size
+        if cap < 1:
+            return
+        generating: list[SimRequest] = []
+        stop = len(active)  # the requests after the cap's last generation request: not looked at
+        for i, req in enumerate(active):
+            out = req.num_output
+            if out >= 1 and req.num_computed == req.prompt_len + out - 1:  # _generating
+                generating.append(req)
+                # _remaining_to_completion
+                available -= cdiv(req.prompt_len + req.output_len, bs) - req.alloc[0]
+                if len(generating) >= cap:
+                    stop = i + 1
+                    break
+        yield from generating
+        taken = len(generating)
+        if stop == taken or taken >= cap:
+            return  # no prompt among them, or no seat left
         # beneficialToSkip (block reuse on): the blocks prompts mid-chunk are contributing
         # (prefillWithChunkedContextsAlreadyExecuting), then each new prompt's in turn.
         reuse = self.pool.caching
-        contributed = {h for r in active if reuse and r.admitted and not self._generating(r)
-                       if (h := self._new_context_block(r)) is not None}
-        for req in pending:
+        contributed = {h for r in active if r.admitted and not self._generating(r)
+                       if (h := self._new_context_block(r)) is not None} if reuse else set()
+        for req in itertools.islice(active, stop):
+            out = req.num_output
+            if out >= 1 and req.num_computed == req.prompt_len + out - 1:
+                continue  # in generation: taken above
             if reuse and not req.admitted:
                 h = self._new_context_block(req)
                 if h is not None:
                     if h in contributed:
                         continue  # skipped for this step, not a stop: the next is looked at
                     contributed.add(h)
-            if len(fitting) >= cap:
-                break
+            if taken >= cap:
+                return
             need = self._remaining_to_completion(req)
             if need > available:
-                break
-            fitting.append(req)
+                return
+            # The generation requests first, then the prompts taken (GuaranteedNoEvict
+            # Scheduler::impl fills scheduledRequests in these two passes): the micro-batch
+            # scheduler sees them in this order, not in arrival order.
+            yield req
+            taken += 1
             available -= need
-        # The generation requests first, then the prompts taken (GuaranteedNoEvictScheduler::
-        # impl fills scheduledRequests in these two passes): the micro-batch scheduler sees
-        # them in this order, not in arrival order.
-        return fitting
 
     def _new_context_block(self, req: SimRequest) -> int | None:
         """findNewContextBlock (kvCacheManager.cpp): the chained hash of the first full block
@@ -289,7 +307,7 @@ class TrtllmSimulator(Simulator):
 
     # -- the micro-batch scheduler ------------------------------------------------------
 
-    def _micro_batch(self, fitting: list[SimRequest]) -> list[tuple[SimRequest, int]]:
+    def _micro_batch(self, fitting: Iterable[SimRequest]) -> list[tuple[SimRequest, int]]:
         cfg = self.schedule_cfg
         budget = cfg.max_num_tokens
         used = count = 0
