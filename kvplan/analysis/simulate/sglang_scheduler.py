@@ -427,6 +427,27 @@ class SglangSimulator(Simulator):
             r.last_token_s = st.clock_s
         return start - seconds
 
+    def _retract(self, victim: SimRequest) -> None:
+        """retract_decode's release of one request: its KV freed, back to the waiting queue
+        (recomputed on readmission)."""
+        self.pool.free(victim)
+        if self.swa is not None:
+            self.swa.release(victim.rid)
+        if self.mamba_tree is not None:
+            self.mamba_tree.release(victim.rid)
+        victim.num_computed = 0
+        victim.preemptions += 1
+        self.state.preemptions += 1
+        self.waiting.append(victim)
+
+    def _ratio_after_retract(self) -> None:
+        """new_token_ratio after a retraction, over the requests kept."""
+        running = self.running
+        decoded = sum(r.num_output for r in running)
+        max_new = sum(r.output_len for r in running)
+        self.new_token_ratio = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
+                                   / max_new)
+
     def _decode_batch(self) -> list[tuple[SimRequest, int]]:
         running = self.running
         if not running:
@@ -443,20 +464,8 @@ class SglangSimulator(Simulator):
                 first = False
                 if len(running) == 1:
                     break
-                victim = running.pop()
-                pool.free(victim)
-                if swa is not None:
-                    swa.release(victim.rid)
-                if self.mamba_tree is not None:
-                    self.mamba_tree.release(victim.rid)
-                victim.num_computed = 0
-                victim.preemptions += 1
-                self.state.preemptions += 1
-                self.waiting.append(victim)
-            decoded = sum(r.num_output for r in running)
-            max_new = sum(r.output_len for r in running)
-            self.new_token_ratio = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
-                                       / max_new)
+                self._retract(running.pop())
+            self._ratio_after_retract()
         else:
             self.new_token_ratio = max(self.new_token_ratio - self.decay, self.min_ratio)
         scheduled = []
