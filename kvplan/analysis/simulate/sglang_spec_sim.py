@@ -8,11 +8,11 @@ A step, priced by the one cost model (kvplan.perf.mixed_step), S = --speculative
 
 - prefill batch: the target's chunks, then the draft over the same chunks (forward_draft_extend);
 - decode batch: the target verifies S + 1 tokens a request (a chunk of S + 1 at its computed
-  tokens; the lm_head over every verified position), the draft runs S - 1 one-token passes (at
-  contexts + 1 .. + S - 1) and one extend of S + 1 tokens a request (the draft-extend graph's
-  padded shape), one lm_head row a request each; the draft is one decoder layer of the target's
-  last layer's shape with the target's lm_head (spec_sim.draft_layer_spec). No host launches:
-  SGLang replays the draft's CUDA graphs.
+  tokens; the lm_head over every verified position), the draft runs S - 1 one-token passes
+  (the i-th at its computed tokens + 1 + i) and one extend of S + 1 tokens a request (the
+  draft-extend graph's padded shape), one lm_head row a request each; the draft is one
+  decoder layer of the target's last layer's shape with the target's lm_head
+  (spec_sim.draft_layer_spec). No host launches: SGLang replays the draft's CUDA graphs.
 
 KV (page size 1): each decode takes S + 1 slots for the verify; the slots of its rejected drafts
 are freed after the step (KVPool.trim), as SGLang frees them. The
