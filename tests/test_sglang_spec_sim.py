@@ -160,7 +160,8 @@ def test_retraction_check_by_release() -> None:
 def test_retraction_from_the_back() -> None:
     """0.5.6, S 2, nothing accepted, a pool of 37 usable tokens (38 less the null block): two
     requests of 10 prompt and 8 output tokens are admitted together (10 + 8 = 18 < 37, then
-    18 < 37 - 18 = 19) and hold 20; each decode step adds one token a request (3 taken, 2 freed): 22, 24, 26, 28 held after four.
+    18 < 37 - 18 = 19) and hold 20; each decode step adds one token a request (3 taken, 2
+    freed): 22, 24, 26, 28 held after four.
     Then 9 free < 2 x 5 (check_decode_mem's 3 + 2 a request): the last admitted is retracted
     (no sort with speculative decoding), 9 + 14 = 23 free >= 1 x 1, and the other verifies."""
     sim = _sim(2, Acceptance.of(k=2, rates=(0.0, 0.0)), tokens=38)
