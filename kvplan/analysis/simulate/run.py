@@ -109,6 +109,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
             and rules.scheduler is not Scheduler.capacity_micro_batch):
         raise InputError("simulate --capacity-scheduler-policy / --enable-chunked-prefill: "
                          "TensorRT-LLM's options (--engine trtllm)")
+    if cap.num_speculative_tokens and rules.scheduler is Scheduler.prefill_first:
+        async_scheduling = False  # SGLang's spec v1 turns the overlap scheduler off
+        # (kvplan.engines.sglang.spec_decode: server_args.py 0.5.6 :1693-1694)
     sim, notes = SETUPS[rules.scheduler](inputs.spec, inputs, dp=dp, max_num_seqs=max_num_seqs,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,

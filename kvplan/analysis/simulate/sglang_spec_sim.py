@@ -24,8 +24,6 @@ tree drafting (refused), a page size above one (refused), sliding-window / mamba
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.scheduler import Simulator
@@ -38,8 +36,8 @@ from kvplan.engines.sglang.spec_decode import SglangSpecDecode, check_chain
 
 def sglang_spec_rule(sim: SimSetup, *, method: str, num_steps: int, topk: int | None,
                      engine_version: str | None) -> tuple[SglangSpecDecode, SimSetup, str]:
-    """The chain drafter for an SGLang set-up, the set-up with its overlap scheduler off
-    (server_args.py: spec v1 turns it off, kvplan.engines.sglang.spec_decode) and the note; bad
+    """The chain drafter for an SGLang set-up (its overlap scheduler off: server_args.py, spec v1,
+    kvplan.engines.sglang.spec_decode), the set-up and the note; bad
     input (a tree, a pool kvplan does not simulate with drafts): InputError."""
     check_chain(topk)
     if sim.swa is not None or (sim.sglang_pool is not None
@@ -51,12 +49,13 @@ def sglang_spec_rule(sim: SimSetup, *, method: str, num_steps: int, topk: int | 
                          "size 1 only (this model's SGLang pool pages "
                          f"{sim.groups[0].block_size} tokens)")
     rule = SglangSpecDecode(method=method, num_steps=num_steps, engine_version=engine_version)
-    sim = replace(sim, scheduler=replace(sim.scheduler, async_scheduling=False))
+    if sim.scheduler.async_scheduling:
+        raise ValueError("sglang_spec_rule: the overlap scheduler is off with spec v1 (set-up)")
     note = (f"speculative decoding (SGLang {method}, chain: --speculative-num-steps {num_steps} "
             f"--speculative-eagle-topk 1 --speculative-num-draft-tokens {num_steps + 1}): a "
             f"decode verifies {num_steps + 1} tokens a step, the draft {num_steps - 1} one-token "
             f"pass(es) and one extend of {num_steps + 1} tokens a request (one layer of the "
-            "target's shape), a prefill's draft extend over its chunk; overlap scheduler off; "
+            "target's shape), a prefill's draft extend over its chunk; "
             f"retraction below {rule.decode_check_tokens()} free tokens a request "
             "(kvplan.analysis.simulate.sglang_spec_sim)")
     return rule, sim, note
