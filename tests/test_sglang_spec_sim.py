@@ -148,12 +148,18 @@ def test_step_seconds_by_hand() -> None:
 
 
 def test_retraction_check_by_release() -> None:
-    """check_decode_mem before a decode batch: 0.5.6 num_draft_tokens + topk x steps = 4 + 3 = 7
-    a request, retract_decode's loop 1; 0.5.9 max(3, 4) = 4 for both."""
-    old = SglangSpecDecode(method="mtp", num_steps=3, engine_version="0.5.6")
-    new = SglangSpecDecode(method="mtp", num_steps=3, engine_version="0.5.9")
-    assert (old.decode_check_tokens(), old.retract_keep_tokens()) == (7, 1)
-    assert (new.decode_check_tokens(), new.retract_keep_tokens()) == (4, 4)
+    """check_decode_mem before a decode batch, S 3: 0.5.6 num_draft_tokens + topk x steps =
+    4 + 3 = 7 a request, retract_decode's loop 1; 0.5.7 passes the 7 to the loop; 0.5.9
+    max(3, 4) = 4 for both. Releases not read are refused."""
+    def rule(v: str) -> SglangSpecDecode:
+        return SglangSpecDecode(method="mtp", num_steps=3, engine_version=v)
+    got = {v: (rule(v).decode_check_tokens(), rule(v).retract_keep_tokens())
+           for v in ("0.5.3", "0.5.6", "0.5.7", "0.5.9")}
+    assert got == {"0.5.3": (7, 1), "0.5.6": (7, 1), "0.5.7": (7, 7), "0.5.9": (4, 4)}
+    for v in ("0.4.9", "0.5.8", "0.5.10"):
+        with pytest.raises(InputError, match="0.5.3 - 0.5.7 or 0.5.9"):
+            rule(v).decode_check_tokens()
+    old = rule("0.5.6")
     assert (old.verify_tokens, old.one_token_draft_passes, old.draft_extend_tokens) == (4, 2, 4)
 
 

@@ -15,7 +15,8 @@ SimSpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
          "NEXTN; eagle/eagle3: one draft layer): each decode verifies 1 + k tokens a step; "
          "needs the acceptance below.")]
 SimSpecTokensOpt = Annotated[int, typer.Option(
-    "--num-speculative-tokens", parser=tokens_or_zero_option, metavar="K",
+    "--num-speculative-tokens", "--speculative-num-steps", parser=tokens_or_zero_option,
+    metavar="K",
     rich_help_panel=SPEC_DECODE_PANEL,
     help="Draft tokens per step, k (SGLang: --speculative-num-steps).")]
 SimSpecTopkOpt = Annotated[int | None, typer.Option(
@@ -29,7 +30,7 @@ SpecMeanAcceptLenOpt = Annotated[float | None, typer.Option(
 SpecAcceptanceRateOpt = Annotated[str | None, typer.Option(
     "--spec-acceptance-rate", metavar="P[,P2,...]", rich_help_panel=SPEC_DECODE_PANEL,
     help="vLLM's 'Avg Draft acceptance rate' (one value, 0-1) or its k 'Per-position "
-         "acceptance rate' values.")]
+         "acceptance rate' values (not SGLang's 'accept rate', accept len / (k + 1)).")]
 
 
 def parse_rates(text: str | None) -> tuple[float, ...] | None:

@@ -4,7 +4,8 @@ Follows SGLang 0.4.9 - 0.5.x, python/sglang/srt/managers/scheduler.py (`get_next
 `get_new_batch_prefill`, `update_running_batch`), schedule_policy.py (`PrefillAdder`,
 `SchedulePolicy`), schedule_batch.py (`check_decode_mem`, `retract_decode`) and global_config.py
 (the new-token-ratio constants), with a radix cache of page size one token (the CUDA default);
-no mixed chunks (`--enable-mixed-chunk` off), no priority scheduling, no speculative decoding:
+no mixed chunks (`--enable-mixed-chunk` off), no priority scheduling (speculative decoding: the
+subclass kvplan.analysis.simulate.sglang_spec_sim):
 
 1. Prefill first. Each step first tries a prefill batch: the chunked request's next chunk, then
    the waiting requests in policy order (FCFS; LPM, longest cached prefix first, while at most

@@ -17,7 +17,8 @@ A step, priced by the one cost model (kvplan.perf.mixed_step), S = --speculative
 KV (page size 1): each decode takes S + 1 slots for the verify; the slots of its rejected drafts
 are freed after the step (KVPool.trim), as SGLang frees them. The
 retraction trigger and loop are the release's (SglangSpecDecode.decode_check_tokens /
-retract_keep_tokens), from the back of the batch. Not modelled: SGLang's spec v2 (overlap),
+retract_keep_tokens, at the releases read: 0.5.3 - 0.5.7 and 0.5.9; others refused), from
+the back of the batch. Not modelled: SGLang's spec v2 (overlap),
 tree drafting (refused), a page size above one (refused), sliding-window / mamba pools
 (refused), DP attention (refused).
 """
@@ -31,7 +32,7 @@ from kvplan.analysis.simulate.sglang_scheduler import SglangSchedule, SglangSimu
 from kvplan.analysis.simulate.sim_setup import SimSetup
 from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
 from kvplan.analysis.simulate.spec_sim import SpecDecodeSim, SpecSimulator
-from kvplan.engines.sglang.spec_decode import SglangSpecDecode, check_chain
+from kvplan.engines.sglang.spec_decode import SglangSpecDecode, check_chain, retraction
 
 
 def sglang_spec_rule(sim: SimSetup, *, method: str, num_steps: int, topk: int | None,
@@ -40,6 +41,7 @@ def sglang_spec_rule(sim: SimSetup, *, method: str, num_steps: int, topk: int | 
     kvplan.engines.sglang.spec_decode), the set-up and the note; bad
     input (a tree, a pool kvplan does not simulate with drafts): InputError."""
     check_chain(topk)
+    retraction(engine_version)  # a release whose retraction with drafts was not read: refused
     if sim.swa is not None or (sim.sglang_pool is not None
                                and sim.sglang_pool.mamba_slots() is not None):
         raise InputError("simulate --engine sglang --speculative-method: not simulated with a "

@@ -28,20 +28,27 @@ SGLANG_ENABLE_SPEC_V2, not modelled.
   the verify's S + 1 reuse them. After verify the rejected drafts' slots are freed (eagle_info.py
   0.5.6 :410-419): a request grows by 1 + its accepted drafts.
 - Retraction (page size 1). The trigger, ``check_decode_mem`` before a decode batch
-  (scheduler.py 0.5.3 :2001, 0.5.6 :1910, 0.5.9 :2213): 0.5.3 and 0.5.6 need ``running x
-  buf_multiplier`` free tokens, buf_multiplier = num_draft_tokens + topk x num_steps
-  (scheduler.py 0.5.3 :826-832, 0.5.6 :798-805; schedule_batch.py 0.5.6 :1567-1575): 2S + 1 a
-  request with topk 1; 0.5.9's ``new_tokens_required_next_decode`` max(num_steps x topk,
-  num_draft_tokens) a request (schedule_batch.py 0.5.9 :1811-1830, v1: no doubling): S + 1.
-  ``retract_decode`` then takes requests from the back of the batch, unsorted with speculative
-  decoding ("filter_batch API can only filter requests from the back", schedule_batch.py 0.5.3
-  :1509-1511, 0.5.6 :1595-1599, 0.5.9 :1854-1858), at least one, until
-  ``check_decode_mem(selected_indices)`` passes with its default buf_multiplier 1 in 0.5.3 /
-  0.5.6 (one token a kept request, :1524-1525 / :1610-1611) and S + 1 a request in 0.5.9
-  (:1869-1870); one request is always kept. 0.5.7 and 0.5.8 not read: taken as 0.5.6.
+  (scheduler.py 0.5.3 :2001, 0.5.6 :1910, 0.5.7 :2084-2086, 0.5.9 :2213): 0.5.3 - 0.5.7 need
+  ``running x buf_multiplier`` free tokens, buf_multiplier = num_draft_tokens + topk x
+  num_steps (scheduler.py 0.5.3 :826-832, 0.5.6 :798-805, 0.5.7 :709-718; schedule_batch.py
+  0.5.6 :1567-1575): 2S + 1 a request with topk 1; 0.5.9's ``new_tokens_required_next_decode``
+  max(num_steps x topk, num_draft_tokens) a request (schedule_batch.py 0.5.9 :1811-1830, v1: no
+  doubling): S + 1. ``retract_decode`` then takes requests from the back of the batch,
+  unsorted with speculative decoding ("filter_batch API can only filter requests from the
+  back", schedule_batch.py 0.5.3 :1509-1511, 0.5.6 :1595-1599, 0.5.9 :1854-1858), at least
+  one, until ``check_decode_mem(selected_indices)`` passes: at its default buf_multiplier 1 in
+  0.5.3 / 0.5.6 (one token a kept request, :1524-1525 / :1610-1611), at the trigger's 2S + 1
+  in 0.5.7 (passed in: scheduler.py :2096-2098, schedule_batch.py :1753-1779), S + 1 in 0.5.9
+  (:1869-1870); one request is always kept.
+- Releases: 0.5.3 - 0.5.7 and 0.5.9 read (0.5.4 / 0.5.5 between two reads that agree). Others
+  are refused (`retraction`): 0.5.8 not read (its sdist did not download here), nothing past
+  0.5.9 read, and 0.4.9 differs (its retract loop needs 20 + 2S + 1 a request,
+  schedule_batch.py 0.4.9 :1393-1409, and its draft extend has no padded graph shape).
 - ``accept len`` in the decode log line (managers/scheduler_metrics_mixin.py 0.5.6 :81-82,
   :294; 0.5.9 :148-149, :390) = (accepted drafts + bs) / bs over the verifies: 1 + accepted
-  drafts a verify, vLLM's mean acceptance length (kvplan.engines.vllm.spec_decode).
+  drafts a verify, vLLM's mean acceptance length (kvplan.engines.vllm.spec_decode); its
+  ``accept rate`` divides the same count by verifies x num_draft_tokens (0.5.6 :280-288): accept
+  len / (S + 1), not vLLM's draft acceptance rate (accept len - 1) / S.
 """
 
 from __future__ import annotations
@@ -51,8 +58,22 @@ from dataclasses import dataclass
 from kvplan._util.errors import InputError
 from kvplan._util.versions import version_key
 
-# The release whose check_decode_mem needs max(S x topk, S + 1) a request, not S + 1 + S x topk.
-DECODE_CHECK_MAX_SINCE = (0, 5, 9)
+# (trigger, retract loop) tokens a request, by the releases read (module docstring); "2S+1",
+# "S+1" or "1".
+_RETRACTION = (((0, 5, 3), (0, 5, 6), ("2S+1", "1")), ((0, 5, 7), (0, 5, 7), ("2S+1", "2S+1")),
+               ((0, 5, 9), (0, 5, 9), ("S+1", "S+1")))
+RELEASES_READ = "0.5.3 - 0.5.7 or 0.5.9"
+
+
+def retraction(engine_version: str | None) -> tuple[str, str]:
+    """The release's (trigger, loop) rule names; InputError at a release not read."""
+    v = version_key(engine_version)[:3]
+    for lo, hi, rule in _RETRACTION:
+        if lo <= v <= hi:
+            return rule
+    raise InputError(f"simulate --engine sglang {engine_version or '(newest)'} "
+                     "--speculative-method: SGLang's decode retraction with drafts was read at "
+                     f"{RELEASES_READ} (give --engine-version one of them)")
 
 
 def check_chain(topk: int | None) -> None:
@@ -95,21 +116,19 @@ class SglangSpecDecode:
         """No slots reserved past the scheduled ones (the verify allocates its S + 1)."""
         return 0
 
-    @property
-    def _max_rule(self) -> bool:
-        return version_key(self.engine_version)[:3] >= DECODE_CHECK_MAX_SINCE
+    def _tokens(self, rule: str) -> int:
+        s = self.num_steps
+        return {"2S+1": 2 * s + 1, "S+1": s + 1, "1": 1}[rule]
 
     def decode_check_tokens(self) -> int:
         """Free tokens the scheduler's check before a decode batch needs a running request
-        (page size 1): 2S + 1 before 0.5.9, S + 1 from it (module docstring)."""
-        if self._max_rule:
-            return max(self.num_steps, self.verify_tokens)
-        return self.verify_tokens + self.num_steps
+        (page size 1): 2S + 1 in 0.5.3 - 0.5.7, S + 1 in 0.5.9 (module docstring)."""
+        return self._tokens(retraction(self.engine_version)[0])
 
     def retract_keep_tokens(self) -> int:
-        """Free tokens retract_decode's loop needs a kept request: 1 before 0.5.9 (its
-        check_decode_mem at buf_multiplier 1), S + 1 from it."""
-        return max(self.num_steps, self.verify_tokens) if self._max_rule else 1
+        """Free tokens retract_decode's loop needs a kept request: 1 in 0.5.3 - 0.5.6 (its
+        check_decode_mem at buf_multiplier 1), 2S + 1 in 0.5.7, S + 1 in 0.5.9."""
+        return self._tokens(retraction(self.engine_version)[1])
 
     def draft_launches(self, engine_version: str | None) -> int:
         """No host launches charged: the draft's passes replay CUDA graphs."""
