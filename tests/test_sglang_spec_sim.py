@@ -74,12 +74,13 @@ class _Linear:
 
 
 def _sim(steps: int, acceptance: Acceptance, *, version: str = "0.5.6", tokens: int = 400,
-         seed: int = 0, target: object = None, draft: object = None) -> SglangSpecSimulator:
+         seed: int = 0, target: object = None, draft: object = None,
+         caching: bool = False) -> SglangSpecSimulator:
     rule = SglangSpecDecode(method="eagle", num_steps=steps, engine_version=version)
     target = target or _FixedCost()
     spec = SpecDecodeSim(rule=rule, acceptance=acceptance, target_cost=target,  # type: ignore[arg-type]
                          draft_cost=draft or _FreeDraft(), seed=seed)  # type: ignore[arg-type]
-    pool = KVPool(tokens, (GroupRule(kind="full", block_size=1),), caching=False)
+    pool = KVPool(tokens, (GroupRule(kind="full", block_size=1),), caching=caching)
     config = SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=8192, max_model_len=4096)
     sched = SglangSchedule(chunked_prefill_size=8192, max_running_requests=8)
     return SglangSpecSimulator(pool, config, target, sched, spec)  # type: ignore[arg-type]
@@ -109,12 +110,14 @@ def test_step_composition_and_kv_by_hand() -> None:
     assert (sim.drafted, sim.accepted, sim.verifies) == (6, 6, 3)
 
 
-def test_rejected_draft_slots_are_freed() -> None:
+@pytest.mark.parametrize("caching", [False, True])
+def test_rejected_draft_slots_are_freed(caching: bool) -> None:
     """Acceptance 0, S 2: each verify takes 3 slots (16 + 3 = 19 at the first) and frees the 2
     rejected ones after it (eagle_info.py 0.5.6 :410-419): 17 held, 399 - 17 = 382 free (the
     pool keeps one null block of its 400); the
-    next verify takes 17 + 3 = 20 and keeps 18."""
-    sim = _sim(2, Acceptance.of(k=2, rates=(0.0, 0.0)))
+    next verify takes 17 + 3 = 20 and keeps 18. The same with the radix cache on (the freed
+    slots were never hashed)."""
+    sim = _sim(2, Acceptance.of(k=2, rates=(0.0, 0.0)), caching=caching)
     req = _req(0, 16, 4)
     sim.waiting.append(req)
     sim._finish_step(sim.schedule(), 0.0, STEP_S)  # the prefill: 16 slots
