@@ -238,6 +238,7 @@ def simulate_cmd(
     seed: SeedOpt = 0,
     speculative_method: so.SimSpecMethodOpt = None,
     num_speculative_tokens: so.SimSpecTokensOpt = 0,
+    speculative_eagle_topk: so.SimSpecTopkOpt = None,
     spec_mean_accept_len: so.SpecMeanAcceptLenOpt = None,
     spec_acceptance_rate: so.SpecAcceptanceRateOpt = None,
     trace: TraceOpt = None,
@@ -352,6 +353,10 @@ def simulate_cmd(
             engine, engine_arg or (), engine_version)
         given = {k: v for k, v in settings.estimate_options().items()
                  if k in (*ma.KEYS, "reserve_full_isl")}
+        if speculative_eagle_topk is not None:  # a tree is refused before it is sized
+            from kvplan.engines.sglang.spec_decode import check_chain
+
+            check_chain(speculative_eagle_topk)
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
@@ -362,6 +367,8 @@ def simulate_cmd(
             engine_version=engine_version, prefix_caching=settings.prefix_caching,
             speculative_method=None if speculative_method is None else speculative_method.value,
             num_speculative_tokens=num_speculative_tokens,
+            **({} if speculative_eagle_topk is None
+               else {"speculative_eagle_topk": speculative_eagle_topk}),
             platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
             skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,

@@ -11,19 +11,26 @@ from kvplan.cli.vocab import SPEC_DECODE_PANEL, tokens_or_zero_option
 
 SimSpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
     "--speculative-method", rich_help_panel=SPEC_DECODE_PANEL,
-    help="vLLM's serial drafter (mtp: the model's MTP layer; eagle/eagle3: one draft layer): "
-         "each decode verifies 1 + k tokens a step; needs the acceptance below.")]
+    help="vLLM's serial drafter or SGLang's chain (mtp: the model's MTP layer = SGLang's "
+         "NEXTN; eagle/eagle3: one draft layer): each decode verifies 1 + k tokens a step; "
+         "needs the acceptance below.")]
 SimSpecTokensOpt = Annotated[int, typer.Option(
-    "--num-speculative-tokens", parser=tokens_or_zero_option, metavar="K",
-    rich_help_panel=SPEC_DECODE_PANEL, help="Draft tokens per step, k.")]
+    "--num-speculative-tokens", "--speculative-num-steps", parser=tokens_or_zero_option,
+    metavar="K",
+    rich_help_panel=SPEC_DECODE_PANEL,
+    help="Draft tokens per step, k (SGLang: --speculative-num-steps).")]
+SimSpecTopkOpt = Annotated[int | None, typer.Option(
+    "--speculative-eagle-topk", min=1, rich_help_panel=SPEC_DECODE_PANEL,
+    help="SGLang: draft branches per step; simulated: 1 only (a chain, num_draft_tokens = "
+         "steps + 1).")]
 SpecMeanAcceptLenOpt = Annotated[float | None, typer.Option(
     "--spec-mean-accept-len", min=1.0, metavar="L", rich_help_panel=SPEC_DECODE_PANEL,
-    help="vLLM's 'Mean acceptance length' (1 + accepted / drafts) of the workload: one "
-         "acceptance rate for every position solving it.")]
+    help="vLLM's 'Mean acceptance length' (1 + accepted / drafts) of the workload, SGLang's "
+         "'accept len': one acceptance rate for every position solving it.")]
 SpecAcceptanceRateOpt = Annotated[str | None, typer.Option(
     "--spec-acceptance-rate", metavar="P[,P2,...]", rich_help_panel=SPEC_DECODE_PANEL,
     help="vLLM's 'Avg Draft acceptance rate' (one value, 0-1) or its k 'Per-position "
-         "acceptance rate' values.")]
+         "acceptance rate' values (not SGLang's 'accept rate', accept len / (k + 1)).")]
 
 
 def parse_rates(text: str | None) -> tuple[float, ...] | None:

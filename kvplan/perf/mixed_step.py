@@ -212,15 +212,18 @@ class MixedStepCost:
             self._cast_s = casts * (self._floor + (self.eff.prefill_launch_s
                                                    if summed else 0.0))
 
-    def for_spec(self, spec: ModelSpec) -> MixedStepCost:
+    def for_spec(self, spec: ModelSpec, *, eager_prefill: bool | None = None) -> MixedStepCost:
         """The same engine, GPU, layout and settings stepping another model's shape (a
-        speculative drafter's: kvplan.analysis.simulate.spec_sim)."""
+        speculative drafter's: kvplan.analysis.simulate.spec_sim); `eager_prefill` False: its
+        multi-token steps replayed from CUDA graphs (SGLang's target-verify and draft-extend
+        graphs: kvplan.analysis.simulate.sglang_spec_sim; None: as this one)."""
         c = self._common
+        eager = self.eager_prefill if eager_prefill is None else eager_prefill
         return MixedStepCost(spec, self.gpu, kv_dtype=c["kv_dtype"], layout=self.layout,
                              eff=self.eff, quantization=self.quantization,
                              conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
-                             eager_prefill=self.eager_prefill)
+                             eager_prefill=eager)
 
     def _dense_exact(self, tokens: int, requests: int) -> float:
         key = (tokens, requests)

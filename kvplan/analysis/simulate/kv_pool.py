@@ -299,3 +299,20 @@ class KVPool:
     def held(self, req: PoolRequest) -> int:
         """Blocks `req` holds (shared prefix blocks counted for each holder)."""
         return sum(a - f for a, f in zip(req.alloc, req.freed, strict=True))
+
+    def trim(self, req: PoolRequest, tokens: int) -> int:
+        """Return the slots of `req` past its first `tokens` (one full-attention group, page
+        size 1: SGLang frees a verify's rejected draft slots at once, kvplan.engines.sglang.
+        spec_decode); they are past its computed tokens, never hashed. Returns how many."""
+        if len(self.groups) != 1 or self.groups[0].block_size != 1:
+            raise ValueError("KVPool.trim: one group of page size 1 only")
+        extra = req.alloc[0] - tokens
+        if extra <= 0:
+            return 0
+        if self.caching:
+            if any(b[0] is not None for b in req.blocks[tokens:]):
+                raise ValueError("KVPool.trim: a hashed block past the kept tokens")
+            del req.blocks[tokens:]
+        self.free_uncached += extra
+        req.alloc[0] = tokens
+        return extra

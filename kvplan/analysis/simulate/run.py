@@ -27,6 +27,7 @@ from kvplan.analysis.simulate.sampling import SampledStepCost
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_scheduler import SglangOptionsSim, SglangSimulator
+from kvplan.analysis.simulate.sglang_spec_sim import SglangSpecSimulator, sglang_spec_rule
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
 from kvplan.analysis.simulate.sim_setup import SimResult, SimSetup
@@ -37,6 +38,8 @@ from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim, TrtllmSi
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.weights import routed_expert_bits
 from kvplan.engines.base import Scheduler
+from kvplan.engines.sglang.options import sglang_options
+from kvplan.engines.sglang.spec_decode import SglangSpecDecode
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.frontend import VLLM_API_OUTPUT_COST
@@ -78,7 +81,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     every request samples with, vLLM's sampler charged in each step over the step's requests
     (`kvplan simulate --generation-config`; vLLM 0.15 only: kvplan.engines.vllm.sampler).
     `engine_core_cpu`: vLLM's engine-core CPU (None: on). `acceptance`: the drafts'
-    acceptance with `inputs`' speculative method (vLLM only, required there:
+    acceptance with `inputs`' speculative method (vLLM or SGLang, required there:
     kvplan.analysis.simulate.spec_sim), drawn from `spec_seed`. Returns it and the notes."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
@@ -90,9 +93,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                          "(--engine vllm, sglang or trtllm)")
     if cap.pp > 1:
         raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
-    if cap.num_speculative_tokens and rules.scheduler is not Scheduler.mixed_token_budget:
-        raise InputError("simulate --speculative-method: only vLLM's speculative decoding is "
-                         "simulated (--engine vllm)")
+    if cap.num_speculative_tokens and rules.scheduler is Scheduler.capacity_micro_batch:
+        raise InputError("simulate --speculative-method: only vLLM's and SGLang's speculative "
+                         "decoding are simulated (--engine vllm or sglang)")
     if acceptance is not None and not cap.num_speculative_tokens:
         raise InputError("simulate --spec-mean-accept-len / --spec-acceptance-rate: needs "
                          "--speculative-method")
@@ -106,6 +109,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
             and rules.scheduler is not Scheduler.capacity_micro_batch):
         raise InputError("simulate --capacity-scheduler-policy / --enable-chunked-prefill: "
                          "TensorRT-LLM's options (--engine trtllm)")
+    if cap.num_speculative_tokens and rules.scheduler is Scheduler.prefill_first:
+        async_scheduling = False  # SGLang's spec v1 turns the overlap scheduler off
+        # (kvplan.engines.sglang.spec_decode: server_args.py 0.5.6 :1693-1694)
     sim, notes = SETUPS[rules.scheduler](inputs.spec, inputs, dp=dp, max_num_seqs=max_num_seqs,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
@@ -195,13 +201,20 @@ def _with_spec_decode(sim: SimSetup, notes: list[str], inputs: EstimateInputs,
     if acceptance.k != k:
         raise InputError(f"simulate: the acceptance is for {acceptance.k} drafts, "
                          f"--num-speculative-tokens is {k}")
-    rule = VllmSpecDecode(method=cap.speculative_method, num_speculative_tokens=k)
+    rule: VllmSpecDecode | SglangSpecDecode
+    if cap.engine.rules.scheduler is Scheduler.prefill_first:
+        rule, sim, note = sglang_spec_rule(
+            sim, method=cap.speculative_method, num_steps=k, engine_version=cap.engine_version,
+            topk=sglang_options(cap).speculative_eagle_topk)
+    else:
+        rule = VllmSpecDecode(method=cap.speculative_method, num_speculative_tokens=k)
+        note = (f"speculative decoding ({rule.method}, k {k}): a decode verifies {k + 1} tokens "
+                f"a step, {k} KV lookahead slots, the drafter one pass over the step's tokens "
+                f"and {k - 1} of one token a request (one layer of the target's shape)")
     spec = SpecDecodeSim.of(rule, acceptance, sim.cost, seed=seed)
-    note = (f"speculative decoding ({rule.method}, k {k}): a decode verifies {k + 1} tokens a "
-            f"step, {k} KV lookahead slots, the drafter one pass over the step's tokens and "
-            f"{k - 1} of one token a request (one layer of the target's shape); acceptance "
-            f"from {acceptance.source}: mean acceptance length {acceptance.mean_accept_len:.3g}, "
-            f"drawn per request per step from seed {seed} (kvplan.analysis.simulate.spec_sim)")
+    note += (f"; acceptance from {acceptance.source}: mean acceptance length "
+             f"{acceptance.mean_accept_len:.3g}, drawn per request per step from seed {seed} "
+             "(kvplan.analysis.simulate.spec_sim)")
     return replace(sim, spec_decode=spec), [*notes, note]
 
 
@@ -242,6 +255,10 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool,
         # sglang_pools.SglangMambaPoolSim.caching turns prefix caching on only there).
         tree = (MambaRadixTree(slots, pool) if slots is not None and sim.caching
                 and isinstance(pool, KVPool) else None)
+        if sim.spec_decode is not None:
+            assert isinstance(pool, KVPool)
+            return SglangSpecSimulator(pool, sim.scheduler, sim.cost, sim.sglang,
+                                       sim.spec_decode, replica=replica, timeline=timeline)
         return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
                                bulk_decode=bulk_decode, swa=swa, mamba=slots is not None,
                                mamba_tree=tree)

@@ -4,7 +4,8 @@ Follows SGLang 0.4.9 - 0.5.x, python/sglang/srt/managers/scheduler.py (`get_next
 `get_new_batch_prefill`, `update_running_batch`), schedule_policy.py (`PrefillAdder`,
 `SchedulePolicy`), schedule_batch.py (`check_decode_mem`, `retract_decode`) and global_config.py
 (the new-token-ratio constants), with a radix cache of page size one token (the CUDA default);
-no mixed chunks (`--enable-mixed-chunk` off), no priority scheduling, no speculative decoding:
+no mixed chunks (`--enable-mixed-chunk` off), no priority scheduling (speculative decoding: the
+subclass kvplan.analysis.simulate.sglang_spec_sim):
 
 1. Prefill first. Each step first tries a prefill batch: the chunked request's next chunk, then
    the waiting requests in policy order (FCFS; LPM, longest cached prefix first, while at most
@@ -427,6 +428,27 @@ class SglangSimulator(Simulator):
             r.last_token_s = st.clock_s
         return start - seconds
 
+    def _retract(self, victim: SimRequest) -> None:
+        """retract_decode's release of one request: its KV freed, back to the waiting queue
+        (recomputed on readmission)."""
+        self.pool.free(victim)
+        if self.swa is not None:
+            self.swa.release(victim.rid)
+        if self.mamba_tree is not None:
+            self.mamba_tree.release(victim.rid)
+        victim.num_computed = 0
+        victim.preemptions += 1
+        self.state.preemptions += 1
+        self.waiting.append(victim)
+
+    def _ratio_after_retract(self) -> None:
+        """new_token_ratio after a retraction, over the requests kept."""
+        running = self.running
+        decoded = sum(r.num_output for r in running)
+        max_new = sum(r.output_len for r in running)
+        self.new_token_ratio = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
+                                   / max_new)
+
     def _decode_batch(self) -> list[tuple[SimRequest, int]]:
         running = self.running
         if not running:
@@ -443,20 +465,8 @@ class SglangSimulator(Simulator):
                 first = False
                 if len(running) == 1:
                     break
-                victim = running.pop()
-                pool.free(victim)
-                if swa is not None:
-                    swa.release(victim.rid)
-                if self.mamba_tree is not None:
-                    self.mamba_tree.release(victim.rid)
-                victim.num_computed = 0
-                victim.preemptions += 1
-                self.state.preemptions += 1
-                self.waiting.append(victim)
-            decoded = sum(r.num_output for r in running)
-            max_new = sum(r.output_len for r in running)
-            self.new_token_ratio = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
-                                       / max_new)
+                self._retract(running.pop())
+            self._ratio_after_retract()
         else:
             self.new_token_ratio = max(self.new_token_ratio - self.decay, self.min_ratio)
         scheduled = []

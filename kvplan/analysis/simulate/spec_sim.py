@@ -38,6 +38,7 @@ from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
 from kvplan.analysis.simulate.spec_acceptance import Acceptance
+from kvplan.engines.sglang.spec_decode import SglangSpecDecode
 from kvplan.engines.vllm.spec_decode import VllmSpecDecode
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.mixed_step import MixedStepCost
@@ -64,7 +65,7 @@ def draft_layer_spec(spec: ModelSpec) -> ModelSpec:
 class SpecDecodeSim:
     """The drafter, its acceptance and the generator's seed (each replica: seed + its index)."""
 
-    rule: VllmSpecDecode
+    rule: VllmSpecDecode | SglangSpecDecode
     acceptance: Acceptance
     target_cost: MixedStepCost
     draft_cost: MixedStepCost
@@ -72,8 +73,8 @@ class SpecDecodeSim:
     seed: int = 0
 
     @classmethod
-    def of(cls, rule: VllmSpecDecode, acceptance: Acceptance, cost: MixedStepCost, *,
-           seed: int = 0) -> SpecDecodeSim:
+    def of(cls, rule: VllmSpecDecode | SglangSpecDecode, acceptance: Acceptance,
+           cost: MixedStepCost, *, seed: int = 0) -> SpecDecodeSim:
         launches = rule.draft_launches(cost.eff.engine_version) or 0
         return cls(rule=rule, acceptance=acceptance, target_cost=cost,
                    draft_cost=cost.for_spec(draft_layer_spec(cost.spec)),
@@ -94,6 +95,10 @@ class SpecSimulator(Simulator):
     def __init__(self, pool: KVPool | HybridPool, config: SchedulerConfig, step_cost: StepCost,
                  spec: SpecDecodeSim, *, replica: int = 0, timeline: bool = False) -> None:
         super().__init__(pool, config, step_cost, timeline=timeline, bulk_decode=False)
+        self._init_spec(spec, replica)
+
+    def _init_spec(self, spec: SpecDecodeSim, replica: int) -> None:
+        """The drafter, its slots, this replica's generator and the run's counts."""
         self.spec = spec
         self.lookahead = spec.rule.lookahead_slots
         self.rng = random.Random(spec.seed + replica)
