@@ -173,7 +173,7 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   former 0.36 GiB floor (the median of nine logs with few graphs, mostly 1-5 per mode);
 # - outside this fit: the other 25 configurations of vllm_startup_logs.json (7B-80-layer dense,
 #   MoE, multimodal Gemma-3 and Qwen3.5; 0.18-0.24; H100, A100, L40S, RTX 5090, a 48-GB card):
-#   median |error| 0.081 GiB, 20 of 25 within 0.25 GiB, against 0.18 GiB and 15 for the former
+#   median |error| 0.081 GiB, 21 of 25 within 0.25 GiB, against 0.18 GiB and 15 for the former
 #   8.43 MiB per graph (read off most of these same logs). Not held out: 20 of them are 0.19.0
 #   H100 logs the non-torch medians were fitted on (the benches' split, tests/benches/honest.py,
 #   holds out the other 5: an A100-40GB, three L40S, an RTX 5090). Also outside it: the 6 logs
@@ -181,7 +181,8 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   0.19) against 0.21 (0.29); the 27B hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71;
 #   28-layer models at 86 graphs predict 0.71 GiB either way.
 # Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
-#   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.72; the six MoE logs would want 0.9-2.5x a dense
+#   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.95 (0.72 at 51 + 51 graphs, before its 1,024
+#   ceiling, graph_sizes); the six MoE logs would want 0.9-2.5x a dense
 #   layer's cost, too spread to fit one factor); the attention backend (Qwen3.5-9B on an L40S
 #   at 51 + 35 graphs: 0.78 GiB with FLASH_ATTN, 1.58 with FLASHINFER and fp8 KV; kvplan does
 #   not know which backend vLLM picks); the device (Qwen3-8B at 86 graphs: 2.35 GiB on an

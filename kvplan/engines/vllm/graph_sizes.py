@@ -25,6 +25,12 @@ max_cudagraph_capture_size in any release read (0.10.1, 0.11.0, 0.11.1, 0.14.1, 
 kvplan has no option for vLLM's --max-cudagraph-capture-size / cudagraph_capture_sizes, so the
 override always applies to a CUDA-graphed gpt-oss plan.
 
+Not modelled (found here, not this module's rule): from 0.28.0 vLLM's own default ceiling is
+min(2 x max_num_seqs, 1024) on SM 10.x GPUs for every model (config/vllm.py 0.28.0:1938
+`1024 if current_platform.is_device_capability_family(100) else 512`, 0.32.0:2357); kvplan's
+default stays 512 on every GPU. 0.10.x's default list for other models (range(8, N + 1, 8),
+config/__init__.py 0.10.1:3769-3772) is not kvplan's default grid either.
+
 The graph count follows the list (v1/cudagraph_dispatcher.py 0.19.0:189-223: a PIECEWISE graph
 per capture size, a FULL decode graph per size <= max_num_seqs), and so does the CUDA-graph
 estimate subtracted from the KV budget (gpu_model_runner.py 0.19.0:5868-5870
