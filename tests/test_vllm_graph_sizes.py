@@ -15,6 +15,7 @@ def test_ceiling_by_release() -> None:
     # models/config.py GptOssForCausalLMConfig: range(256, 1025, 16) in 0.10.1, range(256, 993,
     # 16) in 0.11.0, max_cudagraph_capture_size = 1024 from 0.11.1 (0.19.0:130, 0.32.0:481).
     assert vllm_model_max_capture_size(GPT_OSS, "0.10.1.1") == 1024
+    assert vllm_model_max_capture_size(GPT_OSS, "0.10.2") == 1024  # models/config.py:277-282
     assert vllm_model_max_capture_size(GPT_OSS, "0.11.0") == 992
     for v in ("0.11.1", "0.16.0", "0.17.0", "0.18.0", "0.19.0", "0.25.0", "0.32.0", None):
         assert vllm_model_max_capture_size(GPT_OSS, v) == 1024
@@ -60,3 +61,23 @@ def test_gpt_oss_120b_graph_estimate() -> None:
     assert est == int(0.35 * GiB + 655.632 * MiB)
     base = vllm_cuda_graph_estimate_bytes(piecewise=51, full=35, layers_per_stage=36)
     assert round((est - base) / MiB, 2) == 180.86
+
+
+def test_gpt_oss_120b_budget_subtracts_the_larger_capture_list() -> None:
+    # vLLM 0.20 on an H100 (defaults 1,024 requests / 8,192 tokens, vllm_batch_defaults):
+    # gpt-oss-120b's 36 layers at 83 + 83 graphs, 164 further: 0.35 GiB + 164 x 36 x 0.157 MiB
+    # = 0.35 GiB + 926.928 MiB; the default list's 51 + 51 (100 further) would be 565.2 MiB.
+    from dataclasses import replace
+
+    from kvplan.capacity.plan import plan_capacity
+    from kvplan.engines.base import plan_inputs
+    from kvplan.hardware.gpus import get_gpu
+    from kvplan.sources.resolve import load_spec
+
+    spec = load_spec("gpt-oss-120b")
+    h100 = get_gpu("H100-80GB")
+    base = plan_inputs(context=8192, total_bytes=h100.total_bytes)
+    parts = plan_capacity(spec, replace(base, engine_version="0.20.0")).reserve_breakdown
+    assert parts["cuda_graphs"]["bytes"] == int(0.35 * GiB + 926.928 * MiB)
+    assert "cuda_graphs" not in plan_capacity(
+        spec, replace(base, engine_version="0.19.0")).reserve_breakdown

@@ -7,10 +7,11 @@ MODELS_CONFIG_MAP keyed by the resolved architecture), and `GptOssForCausalLMCon
 ceiling for gpt-oss whatever max_num_seqs is. Read in the sdists of every release below (the
 0.12, 0.13, 0.15 sdists were not read; they sit between releases that agree):
 
-- 0.10.1: `scheduler_config.cuda_graph_sizes` (one value by default, min(2 x max_num_seqs, 512),
-  config/scheduler.py:243-244) is below 1,024, so it is replaced with [1, 2, 4] + range(8, 256, 8)
-  + range(256, 1025, 16) (models/config.py:250-275, "from 67 to 83" graphs); config/__init__.py
-  :3767-3784 then keeps the sizes <= max_num_batched_tokens.
+- 0.10.1, 0.10.2: `scheduler_config.cuda_graph_sizes` (one value by default,
+  min(2 x max_num_seqs, 512), config/scheduler.py 0.10.1:243-244) is below 1,024, so it is
+  replaced with [1, 2, 4] + range(8, 256, 8) + range(256, 1025, 16) (models/config.py
+  0.10.1:250-275, 0.10.2:261-286, "from 67 to 83" graphs); config/__init__.py 0.10.1:3767-3784
+  then keeps the sizes <= max_num_batched_tokens.
 - 0.11.0: the same with range(256, 993, 16) ("When using full cuda graph with FA3, the max
   supported size is 992", models/config.py:248-273): a ceiling of 992.
 - 0.11.1-0.32.0: `compilation_config.max_cudagraph_capture_size = 1024` unless the user set
@@ -21,7 +22,8 @@ ceiling for gpt-oss whatever max_num_seqs is. Read in the sdists of every releas
   min(max_num_batched_tokens, 1024) and lays the same grid up to it.
 
 No other class in models/config.py touches cuda_graph_sizes, cudagraph_capture_sizes or
-max_cudagraph_capture_size in any release read (0.10.1, 0.11.0, 0.11.1, 0.14.1, 0.16.0-0.32.0).
+max_cudagraph_capture_size in any release read (0.10.1, 0.10.2, 0.11.0, 0.11.1, 0.14.1,
+0.16.0-0.32.0).
 kvplan has no option for vLLM's --max-cudagraph-capture-size / cudagraph_capture_sizes, so the
 override always applies to a CUDA-graphed gpt-oss plan.
 
@@ -44,7 +46,7 @@ from collections.abc import Sequence
 from kvplan._util.versions import version_key
 
 GPT_OSS_ARCHITECTURE = "GptOssForCausalLM"
-# (first release, ceiling): 1,024 in 0.10.1, 992 in 0.11.0, 1,024 again from 0.11.1.
+# (first release, ceiling): 1,024 in 0.10.1-0.10.2, 992 in 0.11.0, 1,024 again from 0.11.1.
 _GPT_OSS_CEILINGS = (((0, 10), 1024), ((0, 11, 0), 992), ((0, 11, 1), 1024))
 
 
