@@ -4,8 +4,8 @@ vLLM's default ceiling is min(2 x max_num_seqs, 512) (kvplan.engines.vllm.budget
 .vllm_cuda_graph_sizes). Before that default is applied, `VllmConfig.try_verify_and_update_config`
 runs the model class's `verify_and_update_config` (model_executor/models/config.py,
 MODELS_CONFIG_MAP keyed by the resolved architecture), and `GptOssForCausalLMConfig` raises the
-ceiling for gpt-oss whatever max_num_seqs is. Read in the sdists of every release below (the
-0.12, 0.13, 0.15 sdists were not read; they sit between releases that agree):
+ceiling for gpt-oss whatever max_num_seqs is. Read in the sdists of every release below (0.15
+was not read; it sits between 0.14.1 and 0.16.0, which agree):
 
 - 0.10.1, 0.10.2: `scheduler_config.cuda_graph_sizes` (one value by default,
   min(2 x max_num_seqs, 512), config/scheduler.py 0.10.1:243-244) is below 1,024, so it is
@@ -16,14 +16,14 @@ ceiling for gpt-oss whatever max_num_seqs is. Read in the sdists of every releas
   supported size is 992", models/config.py:248-273): a ceiling of 992.
 - 0.11.1-0.32.0: `compilation_config.max_cudagraph_capture_size = 1024` unless the user set
   cudagraph_capture_sizes or max_cudagraph_capture_size (models/config.py 0.11.1:254-273,
-  0.14.1:313, 0.16.0:313, 0.17.0:357, 0.18.0:77, 0.19.0:130, 0.20.0:169, 0.22.0:168,
-  0.24.0:235, 0.25.0:376, 0.27.0:409, 0.29.0:419, 0.31.0:436, 0.32.0:481); config/vllm.py
-  `_set_cudagraph_sizes` (0.19.0:1343-1440, 0.32.0:2292-2480) then takes
-  min(max_num_batched_tokens, 1024) and lays the same grid up to it.
+  0.12.0:273, 0.13.0:270, 0.14.1:313, 0.16.0:313, 0.17.0:357, 0.18.0:77, 0.19.0:130,
+  0.20.0:169, 0.22.0:168, 0.24.0:235, 0.25.0:376, 0.27.0:409, 0.29.0:419, 0.31.0:436,
+  0.32.0:481); config/vllm.py `_set_cudagraph_sizes` (0.19.0:1343-1440, 0.32.0:2292-2480)
+  then takes min(max_num_batched_tokens, 1024) and lays the same grid up to it.
 
 No other class in models/config.py touches cuda_graph_sizes, cudagraph_capture_sizes or
-max_cudagraph_capture_size in any release read (0.10.1, 0.10.2, 0.11.0, 0.11.1, 0.14.1,
-0.16.0-0.32.0).
+max_cudagraph_capture_size in any release read (0.10.1, 0.10.2, 0.11.0, 0.11.1, 0.12.0,
+0.13.0, 0.14.1, 0.16.0-0.32.0).
 kvplan has no option for vLLM's --max-cudagraph-capture-size / cudagraph_capture_sizes, so the
 override always applies to a CUDA-graphed gpt-oss plan.
 
