@@ -187,6 +187,7 @@ def _cuda_graph_logs() -> tuple[list[tuple[float, float, float]], list[tuple[flo
     import re
 
     from kvplan.engines.vllm.budget import vllm_cuda_graph_count, vllm_layers_per_stage
+    from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
     from kvplan.sources.resolve import load_model
 
     logs = json.loads((CONFIGS.parent / "engine_logs" / "vllm_startup_logs.json").read_text())
@@ -195,16 +196,20 @@ def _cuda_graph_logs() -> tuple[list[tuple[float, float, float]], list[tuple[flo
         m = re.search(r"Estimated CUDA graph memory: ([\d.]+) GiB", e["quote"])
         if not m:
             continue
+        spec = e["spec"] if not e["spec"].endswith(".json") else str(CONFIGS.parent.parent.parent
+                                                                      / e["spec"])
+        model = load_model(spec)[0]
         printed = re.search(r"PIECEWISE=(\d+)[^\n]*FULL=(\d+)", e["quote"])
         if printed:
             piecewise, full = int(printed[1]), int(printed[2])
-        else:  # vLLM's defaults: 1,024 requests on the H100s (logged), else 256
+        else:  # vLLM's defaults: 1,024 requests on the H100s (logged), else 256; gpt-oss's
+            # ceiling of 1,024 (kvplan.engines.vllm.graph_sizes, task gptossgraph62)
             piecewise, full = vllm_cuda_graph_count(
                 max_num_seqs=e["max_num_seqs"] or 256,
-                max_num_batched_tokens=e["max_num_batched_tokens"] or 2048)
-        spec = e["spec"] if not e["spec"].endswith(".json") else str(CONFIGS.parent.parent.parent
-                                                                      / e["spec"])
-        layers = vllm_layers_per_stage(load_model(spec)[0].num_hidden_layers, e["pp"])
+                max_num_batched_tokens=e["max_num_batched_tokens"] or 2048,
+                model_max_capture=vllm_model_max_capture_size(model.architectures,
+                                                              e["vllm_version"]))
+        layers = vllm_layers_per_stage(model.num_hidden_layers, e["pp"])
         key = (e["spec"], e["vllm_version"], e["gpu"], e["tp"], e["pp"], e["quantization"],
                e["dtype"], e["kv_cache_dtype"])
         former = max(0.36, (piecewise + full) * 8.43 / 1024)
@@ -246,7 +251,8 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
     # 17 and 0.21 / 12, before the vllm-heldout session added Qwen2.5-7B at 0.22.0 (0.37 GiB
     # logged, 0.57 by the rule) and gemma-3-12b / gemma-3-4b at 0.19.0 (1.02 / 0.70 logged).)
     # The misses: Qwen3-8B on an A100-40GB (2.35 GiB logged, 0.81
-    # predicted), DeepSeek-V2-Lite and gpt-oss-20b (MoE, 0.63 and 0.37 GiB low), Gemma-3-27B
+    # predicted), DeepSeek-V2-Lite and gpt-oss-20b (MoE, 0.63 and 0.37 GiB low; gpt-oss 0.14
+    # since gptossgraph62), Gemma-3-27B
     # (62 layers, 0.25 high). The vllm-mm session replays the 0.18.0 Qwen3.5-9B L40S log (index
     # file id 57489989625: 1.58 GiB logged with FlashInfer and fp8 KV, 0.76 by the rule, 0.71
     # by the former one), so it moved here from held out 2: 25 configurations, median 0.081 GiB
@@ -271,7 +277,11 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
                        + r[1] * VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB / 1024)) for r in held]
     former = [abs(r[0] - r[2]) for r in held]
     assert statistics.median(new) <= 0.085 < 0.15 <= statistics.median(former)
-    assert sum(e <= 0.25 for e in new) == 20 and sum(e <= 0.25 for e in former) == 15
+    # gptossgraph62: gpt-oss-20b's 0.19.0 H100 log (1,024 requests, no graph count printed) at
+    # gpt-oss's 1,024 ceiling, 83 + 83 graphs (was 51 + 51): 0.95 GiB predicted against 1.09
+    # logged (0.72 before, 0.37 low); 21 of 25 within (20 before), mean 0.198 (0.208), median
+    # unchanged. The log was read (a listed miss) before the rule, which follows vLLM's code.
+    assert sum(e <= 0.25 for e in new) == 21 and sum(e <= 0.25 for e in former) == 15
 
     logs = json.loads((CONFIGS.parent / "engine_logs" / "vllm_cudagraph_estimates.json")
                       .read_text())

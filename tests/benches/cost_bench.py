@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from kvplan import load_spec
 from kvplan.engines.sglang.pools import sglang_state_dtypes
+from kvplan.engines.vllm.options import VllmOptions
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.interconnect import INTERCONNECTS, default_interconnect
 from kvplan.model.spec import ModelSpec
@@ -226,12 +227,15 @@ def case_efficiency(gpu: str, tweak: Tweak | None = None) -> Efficiency:
     return replace(device_efficiency(get_gpu(gpu)), **(tweak or {}))
 
 
-def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
+def launch_path(eff: Efficiency, eager_prefill: bool, mxfp4_backend: str | None = None
+                ) -> Efficiency:
     """The efficiencies of the run's engine (kvplan.perf.engine_traits.engine_efficiency): SGLang
     launches prefill kernels one by one from Python, so each costs the launch time; vLLM,
     TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine. SGLang also
-    fuses all-reduce + RMSNorm where its defaults do (SGLANG_ALLREDUCE_NORM_FUSION)."""
-    return engine_efficiency("sglang" if eager_prefill else "vllm", eff)
+    fuses all-reduce + RMSNorm where its defaults do (SGLANG_ALLREDUCE_NORM_FUSION).
+    `mxfp4_backend`: the MXFP4 MoE kernel the run's script picked (Case.mxfp4_backend)."""
+    options = None if mxfp4_backend is None else VllmOptions(mxfp4_backend=mxfp4_backend)
+    return engine_efficiency("sglang" if eager_prefill else "vllm", eff, options=options)
 
 
 def state_dtypes(spec: ModelSpec, eager_prefill: bool) -> dict[str, str]:
@@ -249,7 +253,8 @@ def predicted_tpot_ms(case: Case, tweak: Tweak | None = None) -> float:
     spec, gpu, eff = case_spec(case), get_gpu(case.gpu), case_efficiency(case.gpu, tweak)
     context = case.input_len + case.output_len // 2
     state = state_dtypes(spec, case.eager_prefill)
-    path = launch_path(eff, case.eager_prefill)  # the engine's (its fused all-reduce + norm)
+    # the engine's (its fused all-reduce + norm; the script's MXFP4 kernel)
+    path = launch_path(eff, case.eager_prefill, case.mxfp4_backend)
     decode = predict(spec, gpu, CostInputs(context=context, batch=case.batch,
                                            layout=case.layout, efficiency=path, **state))
     if case.disaggregated or case.engine_timed:

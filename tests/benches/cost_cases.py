@@ -96,6 +96,10 @@ class Case:
     # seed (1): (--random-input-len, --random-output-len). The simulator replays the lengths that
     # run drew (tests.benches.simulate_bench.bench_serving_random), not the mean lengths.
     bench_random: tuple[int, int] | None = None
+    # The MXFP4 MoE kernel the run's launch script picked (kvplan's --mxfp4-backend, as vLLM's
+    # VLLM_MXFP4_USE_MARLIN=1 picks it: kvplan.engines.vllm.mxfp4_backend); None: the newest
+    # release's default on the GPU (Triton on Hopper).
+    mxfp4_backend: str | None = None
     note: str = ""
 
 
@@ -523,12 +527,17 @@ CASES: tuple[Case, ...] = (
     # sets RANDOM_RANGE_RATIO: "0.8", and InferenceX's utils/bench_serving/benchmark_serving.py
     # draws each length as `np.random.randint(int(seq_len * range_ratio), seq_len + 1)`: means
     # of 922 (1024) and 7,372 (8192) tokens (_inferencex_mean_len). Audit (issue #17): these rows
-    # used 1024 / 1024 and 1024 / 8192 before.
+    # used 1024 / 1024 and 1024 / 8192 before. Kernel (harness fidelity fix, task gptossgraph62):
+    # the script's `export VLLM_MXFP4_USE_MARLIN=1` (gptoss_fp4_h100.sh:28 at 1c5c8b45c; set
+    # from the 2026-01-02 update through the v0.18.0 one) is `mxfp4_backend="marlin"` here;
+    # before, the rows carried no option and were priced at Triton's default (weights and exact
+    # FLOPs only, kvplan.engines.vllm.moe_kernel).
     *(Case(label=f"gpt-oss-120b TP{tp}, vLLM 0.15.1, {name}, conc. {c}",
            kind=f"TP{tp} MoE", model="gpt-oss-120b", gpu="H100-80GB", layout=Layout(tp=tp),
            batch=c, input_len=_inferencex_mean_len(1024), output_len=_inferencex_mean_len(osl),
            measured_tpot_ms=t,
-           url="https://github.com/SemiAnalysisAI/InferenceX/issues/828", requests=10 * c)
+           url="https://github.com/SemiAnalysisAI/InferenceX/issues/828", requests=10 * c,
+           mxfp4_backend="marlin")
       for tp, name, osl, c, t in (
           (8, "1k/1k", 1024, 4, 3.72), (8, "1k/1k", 1024, 8, 4.05), (8, "1k/1k", 1024, 16, 4.83),
           (8, "1k/1k", 1024, 32, 5.82), (8, "1k/1k", 1024, 64, 7.36),

@@ -192,8 +192,12 @@ Vultr's HGX B200 cookbook (MiniMax-M2.5 FP8 TP 4, vLLM 0.12.0): 50 decode rows a
 concurrency-1 TTFTs. When added (the moe25 merge) 39 of the 50 and 8 of the 13 were in band;
 with the later rules (recurrent layers, custom all-reduce, device efficiencies) 44 of 50 and 10
 of 13; with the GLM rule 47 of 50. By group, as now generated: DeepSeek-R1 on B200 0.78-0.95 (9
-of 9); gpt-oss-120b under vLLM on H100 0.96-1.02 (9 of 9, TP 2, 4 and 8); MiniMax-M2.5 0.99-1.27
-on B200 (SGLang and vLLM, 9 of 9) and 0.92 / 0.92 / 0.69 on H100 at concurrency 1 / 16 / 100;
+of 9); gpt-oss-120b under vLLM on H100 0.96-1.02 (9 of 9, TP 2, 4 and 8; a harness fidelity fix,
+gptossgraph62: the rows now run the script's VLLM_MXFP4_USE_MARLIN=1 kernel, Marlin, where
+they carried no option and priced Triton's default: predicted +0.06 / +0.08 / +0.12 ms at
+concurrency 64 on TP 8 / 4 / 2, at most +0.03 ms elsewhere, 9 of 9 in band either way);
+MiniMax-M2.5 0.99-1.27 on B200 (SGLang and vLLM, 9 of 9) and 0.92 / 0.92 / 0.69 on H100 at
+concurrency 1 / 16 / 100;
 GLM-4.6 1.02-1.17 (9 of 9, since the GLM rule below; 1.05-1.45, 6 of 9, before it); Qwen3-Coder-
 Next TP 2 0.98-1.22 (9 of 9); gpt-oss-120b under SGLang on B200 0.61 / 0.59 (0 of 2). TTFT:
 GLM-4.6 1.03-1.07 (0.97-1.02 before the GLM rule), MiniMax-M2.5 0.97-1.07, DeepSeek-R1 on B200

@@ -43,6 +43,7 @@ from kvplan.engines.sglang.spec_decode import SglangSpecDecode
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.frontend import VLLM_API_OUTPUT_COST
+from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
 from kvplan.engines.vllm.sampler import SamplingParams, VllmSampler
 from kvplan.engines.vllm.spec_decode import VllmSpecDecode
@@ -232,7 +233,8 @@ def _moe_jit(inputs: EstimateInputs, sim: SimSetup, compile_s: float) -> MoeJitS
         return None
     graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
         max_num_seqs=sim.scheduler.max_num_seqs,
-        max_num_batched_tokens=sim.scheduler.max_num_batched_tokens)
+        max_num_batched_tokens=sim.scheduler.max_num_batched_tokens,
+        model_max_capture=vllm_model_max_capture_size(spec.architectures, cap.engine_version))
     rule = vllm_triton_moe_jit(
         gpu=inputs.gpu.name, engine_version=cap.engine_version,
         num_experts=moe.n_routed_experts, top_k=moe.num_experts_per_tok,

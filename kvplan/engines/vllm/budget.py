@@ -37,6 +37,7 @@ from kvplan.engines.reserve import (
 )
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.engines.vllm.compressed import refuse_v4_profile_peaks
+from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.moe import vllm_moe_workspace
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.runner import vllm_runs_v2
@@ -172,7 +173,7 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   former 0.36 GiB floor (the median of nine logs with few graphs, mostly 1-5 per mode);
 # - outside this fit: the other 25 configurations of vllm_startup_logs.json (7B-80-layer dense,
 #   MoE, multimodal Gemma-3 and Qwen3.5; 0.18-0.24; H100, A100, L40S, RTX 5090, a 48-GB card):
-#   median |error| 0.081 GiB, 20 of 25 within 0.25 GiB, against 0.18 GiB and 15 for the former
+#   median |error| 0.081 GiB, 21 of 25 within 0.25 GiB, against 0.18 GiB and 15 for the former
 #   8.43 MiB per graph (read off most of these same logs). Not held out: 20 of them are 0.19.0
 #   H100 logs the non-torch medians were fitted on (the benches' split, tests/benches/honest.py,
 #   holds out the other 5: an A100-40GB, three L40S, an RTX 5090). Also outside it: the 6 logs
@@ -180,7 +181,8 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   0.19) against 0.21 (0.29); the 27B hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71;
 #   28-layer models at 86 graphs predict 0.71 GiB either way.
 # Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
-#   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.72; the six MoE logs would want 0.9-2.5x a dense
+#   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.95 (0.72 at 51 + 51 graphs, before its 1,024
+#   ceiling, graph_sizes); the six MoE logs would want 0.9-2.5x a dense
 #   layer's cost, too spread to fit one factor); the attention backend (Qwen3.5-9B on an L40S
 #   at 51 + 35 graphs: 0.78 GiB with FLASH_ATTN, 1.58 with FLASHINFER and fp8 KV; kvplan does
 #   not know which backend vLLM picks); the device (Qwen3-8B at 86 graphs: 2.35 GiB on an
@@ -227,21 +229,26 @@ VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB_FIT = Fitted(
     source="the same fit as VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB", fitted_on=_VLLM_0_19_SAMPLER)
 
 
-def vllm_cuda_graph_sizes(*, max_num_seqs: int, max_num_batched_tokens: int
-                          ) -> tuple[int, ...]:
+def vllm_cuda_graph_sizes(*, max_num_seqs: int, max_num_batched_tokens: int,
+                          model_max_capture: int | None = None) -> tuple[int, ...]:
     """The token counts vLLM captures CUDA graphs for (a step of up to the largest runs padded
     to the next one): config/vllm.py _set_cudagraph_sizes, [1, 2, 4] + range(8, 256, 8) +
-    range(256, 513, 16) up to min(2 x max_num_seqs, 512, max_num_batched_tokens)."""
-    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
-    return tuple(s for s in (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)) if s <= largest)
+    range(256, ceiling + 1, 16) up to min(ceiling, max_num_batched_tokens), the ceiling
+    min(2 x max_num_seqs, 512) unless the model class sets one (`model_max_capture`:
+    kvplan.engines.vllm.graph_sizes, gpt-oss 1,024)."""
+    ceiling = min(2 * max_num_seqs, 512) if model_max_capture is None else model_max_capture
+    largest = min(ceiling, max_num_batched_tokens)
+    return tuple(s for s in (1, 2, 4, *range(8, 256, 8), *range(256, 1025, 16)) if s <= largest)
 
 
-def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int,
+                          model_max_capture: int | None = None) -> tuple[int, int]:
     """(PIECEWISE, FULL) graphs of vLLM's default FULL_AND_PIECEWISE mode: a PIECEWISE graph
     for each capture size (`vllm_cuda_graph_sizes`); v1/cudagraph_dispatcher.py: a FULL decode
     graph for each size <= max_num_seqs."""
     sizes = vllm_cuda_graph_sizes(max_num_seqs=max_num_seqs,
-                                  max_num_batched_tokens=max_num_batched_tokens)
+                                  max_num_batched_tokens=max_num_batched_tokens,
+                                  model_max_capture=model_max_capture)
     return len(sizes), sum(s <= max_num_seqs for s in sizes)
 
 
@@ -544,8 +551,10 @@ class VllmBudget:
                      "int32 counts + bit mask (v1/worker/gpu/sample/penalties.py)"))
         if runner.subtracts_cuda_graphs(inputs.engine_version) and not inputs.enforce_eager:
             since = ".".join(map(str, runner.cuda_graphs_since))
-            piecewise, full = vllm_cuda_graph_count(max_num_seqs=seqs,
-                                                    max_num_batched_tokens=tokens)
+            piecewise, full = vllm_cuda_graph_count(
+                max_num_seqs=seqs, max_num_batched_tokens=tokens,
+                model_max_capture=vllm_model_max_capture_size(spec.architectures,
+                                                              inputs.engine_version))
             layers = vllm_layers_per_stage(spec.num_hidden_layers, inputs.pp)
             parts.append(ReservePart(
                 name="cuda_graphs",
