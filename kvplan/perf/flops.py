@@ -58,10 +58,36 @@ class AttentionFlops:
     scores: int  # q·K^T over the attended tokens
     values: int  # weights·V over the attended tokens
     o_proj: int
+    # The part of q_proj + kv_proj that every tensor-parallel rank runs whole: MLA's
+    # down-projections q_a_proj and kv_a_proj_with_mqa (`_mla_flops`); 0 for head attention.
+    replicated: int = 0
 
     @property
     def projections(self) -> int:
         return self.q_proj + self.kv_proj + self.o_proj
+
+    def projections_on_rank(self, tp: int) -> float:
+        """The projections' FLOPs (q, kv, the absorbed form's two bmm, o) that one rank of a
+        `tp`-way attention group runs for this token: the split ones' 1 / tp, the replicated
+        ones (`replicated`) whole. Each engine builds MLA's q_a and kv_a without TP and q_b,
+        kv_b column-split, o_proj row-split over the attention-TP group:
+        vLLM 0.11.0 model_executor/models/deepseek_v2.py:878-884 (fused_qkv_a_proj,
+        MergedColumnParallelLinear disable_tp=True), :886 kv_a_proj_with_mqa ReplicatedLinear
+        (no q_lora_rank), :896 / :911 q_b_proj / kv_b_proj ColumnParallelLinear, :917 o_proj
+        RowParallelLinear; 0.20.0 :808-821 DeepSeekV2FusedQkvAProjLinear (disable_tp=True),
+        :905-945 the same; 0.32.0 :953-966, :1052-1065, :1083 / :1099 / :1106 the same.
+        SGLang 0.5.3 srt/models/deepseek_v2.py:1041 fused_qkv_a_proj_with_mqa ReplicatedLinear,
+        :1049 / :1096 q_b / kv_b ColumnParallelLinear, :1106 o_proj RowParallelLinear, each
+        with tp_size=attn_tp_size; 0.5.6 :1217 / :1225 / :1244 / :1271 / :1281 and 0.5.10
+        :1143 / :1151 / :1170 / :1221 / :1231 the same (under --enable-dp-attention the
+        attention-TP group is tp / dp: `Layout.attention_tp`). TensorRT-LLM (1.1 / 1.2 line)
+        _torch/modules/attention.py class MLA.__init__: kv_a_proj_with_mqa = Linear(hidden,
+        q_lora_rank + kv_lora_rank + qk_rope_head_dim) with no mapping nor tensor_parallel_mode
+        (replicated), q_b_proj / kv_b_proj TensorParallelMode.COLUMN, o_proj ROW, over
+        tp_size set to 1 under enable_attention_dp. The weights already count so
+        (kvplan.weights.checkpoint: q_a / kv_a whole on every rank)."""
+        split = self.q_proj + self.kv_proj + self.absorb + self.o_proj - self.replicated
+        return split / tp + self.replicated
 
     @property
     def attention(self) -> int:
@@ -101,7 +127,10 @@ def _mla_flops(h: int, att: LatentAttention, keys: float, form: MLAForm,
     d_n, d_v = att.qk_nope_head_dim, att.v_head_dim
     down = 2 * h * (d_c + d_r)  # kv_a_proj_with_mqa: latent + shared RoPE key
     up_one = 2 * d_c * n_h * (d_n + d_v)  # W_UK and W_UV for one token
-    common = {"q_proj": _mla_q_proj(h, att), "o_proj": 2 * n_h * d_v * h}
+    # Replicated on every TP rank (AttentionFlops.projections_on_rank): kv_a and q_a.
+    q_a = 2 * h * att.q_lora_rank if att.q_lora_rank else 0
+    common = {"q_proj": _mla_q_proj(h, att), "o_proj": 2 * n_h * d_v * h,
+              "replicated": down + q_a}
     if form is MLAForm.absorbed:
         return AttentionFlops(
             kv_proj=down, kv_up_proj=0,

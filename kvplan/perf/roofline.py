@@ -262,8 +262,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         if spec.has_attention(i):
             span = attended_tokens(spec, i, context)
             f = attention_flops(spec, context=span, phase=phase, mla_form=form)
-            proj = f.q_proj + f.kv_proj + f.absorb + f.o_proj
-            s.op("attention_proj", flops=tokens * proj / att_tp,
+            # MLA's q_a / kv_a run whole on every attention-TP rank, the rest split
+            # (AttentionFlops.projections_on_rank, read in each engine's MLA module).
+            s.op("attention_proj", flops=tokens * f.projections_on_rank(att_tp),
                  nbytes=(lp.attention - (rec_weights if spec.has_recurrent(i) else 0))
                  * bpp_attn["attention"], math=math["attention"],
                  kernels=_projection_kernels(latent, form, f.absorb), rows=tokens)
