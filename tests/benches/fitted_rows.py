@@ -1714,7 +1714,13 @@ LAST_RULE_CHANGE = {
     # efficiency.py, engine_traits.py, kvplan/engines/router_gemm.py and each engine's table,
     # gpus.json's FP32 peaks): moves cost-bench.md's three MiniMax-M2.5 SGLang 0.5.9 H100 rows
     # (held out; the rule was read after the lone-prompt rows in SHAPED_BY).
-    "cost": RuleChange(commit="63b9be7cf313", time="2026-12-06T18:53:59+00:00",
+    # Stop 61: mlaproj62's MLA down-projections run whole on every TP rank (a088725f:
+    # kvplan/perf/flops.py, roofline.py) and the PREFILL_LAUNCH_FIT refit on its named rows after
+    # it (c0381f09, efficiency.py): cost-bench.md's serving TTFT in band 21 -> 20 of 27. The same
+    # stop's other kvplan/perf/ commits price what no cost-bench row runs (specdec62 / sglspec62's
+    # speculative decoding steps) or are byte-identical (simspeed62's step memo); gptossgraph62's
+    # Marlin option on the InferenceX gpt-oss H100 cases is a harness setting, not a rule.
+    "cost": RuleChange(commit="c0381f09363c", time="2026-12-06T23:07:58+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
     # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective
