@@ -14,16 +14,17 @@ from tests.benches import moe_shape62 as m
 from tests.benches.moe_gemm_bench import moe_fitted
 
 
-def test_agg_sample_takes_every_third_of_each_cell_from_the_second(
+def test_agg_sample_takes_every_ninth_of_each_cell_from_the_second_round_robin(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # Two cells interleaved (vllm/h200/1024 and sglang/b200/8192), one dense row and one row
-    # the bench does not replay in between: by hand, cell A's MoE rows are a0..a6 (indices 0-6),
-    # kept at indices 1 and 4 (i % 3 == 1); cell B's b0..b3, kept b1 only.
+    # Two cells interleaved (A: vllm/h200/1024, B: sglang/b200/8192), one dense row and one
+    # row the bench does not replay in A. By hand: A's MoE rows a0..a10 (cell indices 0-10),
+    # kept where i % 9 == 1: a1 and a10; B's b0..b2, kept b1. Round-robin, A first (its a0
+    # comes first): round 0 a1, b1; round 1 a10.
     rows = []
-    for i in range(7):
+    for i in range(11):
         rows.append({"id": f"a{i}", "backend": "vllm", "system": "h200_sxm", "isl": "1024",
                      "model_path": "moe", "precision": "bf16"})
-        if i < 4:
+        if i < 3:
             rows.append({"id": f"b{i}", "backend": "sglang", "system": "b200_sxm",
                          "isl": "8192", "model_path": "moe", "precision": "bf16"})
     rows.insert(3, {"id": "dense", "backend": "vllm", "system": "h200_sxm", "isl": "1024",
@@ -34,7 +35,7 @@ def test_agg_sample_takes_every_third_of_each_cell_from_the_second(
     monkeypatch.setattr(g, "why_not", lambda r: "no" if r["id"] == "refused" else "")
     monkeypatch.setattr(g, "AGG_MODELS", {("moe", "bf16"): ("moe",), ("dense", "bf16"): ("d",)})
     monkeypatch.setattr(g, "_spec", lambda c: SimpleNamespace(moe=object() if c == "moe" else None))
-    assert [r["id"] for r in m.agg_sample()] == ["a1", "b1", "a4"]
+    assert [r["id"] for r in m.agg_sample()] == ["a1", "b1", "a10"]
 
 
 def test_the_on_mode_sets_the_shape_table_on_cuda_presets_only() -> None:

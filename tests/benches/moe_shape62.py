@@ -6,21 +6,26 @@ moe_gemm_bench.moe_fitted("shape") (every CUDA preset, fraction_counterfactual.p
 AMD presets unchanged), each mode in a process of its own (the benches cache their setups),
 the off -> on table printed by trtllm_fp8_moe.print_off_on (rows in disagg_rows.BAND).
 
-Sets, fixed before any row was replayed here (commit of this module):
-- prospective: the MoE runs (ModelSpec.moe set) of prospective30 (none), 31, 53, 53b, 57, 58,
-  59, 60, 61 and 62, replayed by prospective_runs.run_one; ratios kvplan / measured of the MEAN
+Sets, fixed before any row was replayed here (this module's first commit b1cfa617 took every
+3rd agg row; a first start showed the shared host (load ~23 on 2 cores) could not replay 536
+rows twice in the session, so before any result was read the sample was cut to every 9th,
+a subset of it, and both sets made to stream row by row, held out first):
+- prospective: the MoE runs (ModelSpec.moe set) of prospective30 (none), 31, 53, 53b, 57, 60,
+  61, 62 and 58, replayed by prospective_runs.run_one; ratios kvplan / measured of the MEAN
   TTFT and MEAN TPOT (prospective_runs.PAIRS[0], [2]: every set measures both), as
   vllm_fp8_moe.py reads them. SHAPED: prospective58's and prospective61's MiniMax-M2.5 runs (the
   minimax61 forensic read them; its finding, prefill ~2x cheap, is part of the evidence that
-  asked for this evaluation). Every other run is held out for the table (no serving row set
-  it). prospective31-57's were replayed with it once before (moeshape59's `--compare shape`,
-  not the default); that did not change the table.
+  asked for this evaluation), replayed last. Every other run is held out for the table (no
+  serving row set it). prospective31-57's were replayed with it once before (moeshape59's
+  `--compare shape`, not the default); that did not change the table. prospective59 (MI300X
+  only) is not replayed: the override sets CUDA presets only, so none of its runs can move.
 - agg: aiconfigurator's aggregated MoE rows that the bench replays (aiconfig_agg_runs.why_not
   empty), a stratified sample: grouped by (backend, system, ISL) in aiconfig_agg_runs.rows()
   order, every AGG_EVERY-th row of each group from the group's AGG_OFFSET-th (so that each
-  engine x GPU x ISL cell keeps its share). Split by the bench's own split_of (held out /
-  shaped by earlier rules); in addition the vLLM rows at ISL 8,192 were READ by vllmlong62
-  (whose finding asked for this evaluation) and are reported apart as "read".
+  engine x GPU x ISL cell keeps its share), replayed round-robin over the cells (a prefix of
+  the stream is stratified too). Split by the bench's own split_of (held out / shaped by
+  earlier rules); in addition the vLLM rows at ISL 8,192 were READ by vllmlong62 (whose finding
+  asked for this evaluation) and are reported apart as "read".
 
 Decision rule (stated before any row was replayed): MOE_GEMM_SHAPE becomes the default only if
 the held-out rows (prospective held out and agg held out, pooled) improve in aggregate on both
@@ -28,57 +33,62 @@ the TTFT and the TPOT median |error|, or one improves and the other is within 0.
 otherwise it stays opt-in and this docstring records why.
 
 Run: python -m tests.benches.moe_shape62 [prospective] [agg]   (the two modes, both sets)
-     python -m tests.benches.moe_shape62 --mode off|on SET...  (one mode, JSON on stdout)
-     python -m tests.benches.moe_shape62 --tables OFF.json ON.json  (two saved modes' table)
+     python -m tests.benches.moe_shape62 --mode off|on SET...  (one mode: a JSON line a row)
+     python -m tests.benches.moe_shape62 --tables OFF.jsonl ON.jsonl  (two saved modes; the
+     rows both have)
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from tests.benches.trtllm_fp8_moe import Ratios, print_off_on
+from tests.benches.trtllm_fp8_moe import Ratios
 
-PROSPECTIVE = ("30", "31", "53", "53b", "57", "58", "59", "60", "61", "62")
+PROSPECTIVE = ("30", "31", "53", "53b", "57", "60", "61", "62", "58")  # held out first
 SHAPED_RUNS = {("58", "minimax-m2"), ("61", "minimax-m2")}  # (set, model config stem)
-AGG_EVERY = 3
+AGG_EVERY = 9
 AGG_OFFSET = 1  # moeshape59 took every 4th in the bench's order from the first
 READ_ISL = "8192"  # vllmlong62 read the vLLM rows at this ISL
+Row = tuple[str, tuple[float, float]]  # key (split|group|model|id), (TTFT, TPOT) kvplan / measured
 
 
 def _is_moe(spec: object) -> bool:
     return getattr(spec, "moe", None) is not None
 
 
-def prospective() -> Ratios:
+def prospective() -> Iterator[Row]:
     from kvplan.sources.resolve import load_spec
     from tests.benches import prospective_runs as p
 
-    out: Ratios = {}
-    for n in PROSPECTIVE:
-        for run in p.load(p.DATA.parent / f"prospective{n}.json")["runs"]:
-            if not _is_moe(load_spec(str(p.REPO / run["model"]))):
-                continue
-            r = p.run_one(run)
-            if r.refused:
-                continue
-            (tk, tm, ts), (pk, pm, ps) = p.PAIRS[0], p.PAIRS[2]
-            stem = Path(run["model"]).stem
-            split = "SHAPED" if (n, stem) in SHAPED_RUNS else "held"
-            out[f"prospective {split}|p{n} {run['gpu']}|{stem}|{run['id']}"] = (
-                r.simulated[f"{tm}.{ts}"] / r.measured[tk],
-                r.simulated[f"{pm}.{ps}"] / r.measured[pk])
-    return out
+    runs = [(n, run) for n in PROSPECTIVE
+            for run in p.load(p.DATA.parent / f"prospective{n}.json")["runs"]
+            if _is_moe(load_spec(str(p.REPO / run["model"])))]
+    shaped = [(n, run) for n, run in runs if (n, Path(run["model"]).stem) in SHAPED_RUNS]
+    for n, run in [x for x in runs if x not in shaped] + shaped:
+        r = p.run_one(run)
+        if r.refused:
+            continue
+        (tk, tm, ts), (pk, pm, ps) = p.PAIRS[0], p.PAIRS[2]
+        stem = Path(run["model"]).stem
+        split = "SHAPED" if (n, stem) in SHAPED_RUNS else "held"
+        yield (f"prospective {split}|p{n} {run['gpu']}|{stem}|{run['id']}",
+               (r.simulated[f"{tm}.{ts}"] / r.measured[tk],
+                r.simulated[f"{pm}.{ps}"] / r.measured[pk]))
 
 
 def agg_sample() -> list[dict[str, str]]:
     """The stratified sample (module docstring): every AGG_EVERY-th replayable MoE row of each
-    (backend, system, ISL) group from its AGG_OFFSET-th, in aiconfig_agg_runs.rows() order."""
+    (backend, system, ISL) cell from its AGG_OFFSET-th, in aiconfig_agg_runs.rows() order,
+    then taken round-robin over the cells (in the order each first appears)."""
     from tests.benches import aiconfig_agg_runs as g
 
+    cells: dict[tuple[str, str, str], list[dict[str, str]]] = {}
     seen: dict[tuple[str, str, str], int] = {}
-    out = []
     for row in g.rows():
         if g.why_not(row) or not _is_moe(
                 g._spec(g.AGG_MODELS[(row["model_path"], row["precision"])][0])):
@@ -86,14 +96,14 @@ def agg_sample() -> list[dict[str, str]]:
         cell = (row["backend"], row["system"], row["isl"])
         i = seen[cell] = seen.get(cell, -1) + 1
         if i % AGG_EVERY == AGG_OFFSET:
-            out.append(row)
-    return out
+            cells.setdefault(cell, []).append(row)
+    rounds = max((len(v) for v in cells.values()), default=0)
+    return [v[k] for k in range(rounds) for v in cells.values() if k < len(v)]
 
 
-def agg() -> Ratios:
+def agg() -> Iterator[Row]:
     from tests.benches import aiconfig_agg_runs as g
 
-    out: Ratios = {}
     for row in agg_sample():
         r = g.replay(row)
         if r.ratios is None:
@@ -101,11 +111,41 @@ def agg() -> Ratios:
         split = "held" if g.split_of(r).startswith("held out") else "shaped"
         if row["backend"] == "vllm" and row["isl"] == READ_ISL:
             split = "read vllmlong62"
-        out[f"agg {split}|{row['backend']} {row['system']}|ISL {row['isl']}|{r.id}"] = r.ratios
-    return out
+        yield f"agg {split}|{row['backend']} {row['system']}|ISL {row['isl']}|{r.id}", r.ratios
 
 
 SETS = {"prospective": prospective, "agg": agg}
+
+
+def _stream(sets: list[str]) -> None:
+    for s in sets:
+        for key, ratios in SETS[s]():
+            print(json.dumps({"set": s, "key": key, "ratios": ratios}), flush=True)
+
+
+def _load(path: str) -> dict[str, Ratios]:
+    out: dict[str, Ratios] = {}
+    for text in Path(path).read_text().splitlines():
+        d = json.loads(text)
+        out.setdefault(d["set"], {})[d["key"]] = tuple(d["ratios"])  # type: ignore[assignment]
+    return out
+
+
+def tables(off: dict[str, Ratios], on: dict[str, Ratios]) -> None:
+    """The off -> on table by group (trtllm_fp8_moe's), over the rows both modes replayed."""
+    from tests.benches.trtllm_fp8_moe import groups, line
+
+    print("| group | rows | moved | TTFT ratio median | TTFT median abs error | TTFT inside "
+          "| TPOT ratio median | TPOT median abs error | TPOT inside | both inside |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for s in off:
+        both = sorted(set(off[s]) & set(on.get(s, {})))
+        for name, keys in groups(both):
+            print(line(name, {k: off[s][k] for k in keys}, {k: on[s][k] for k in keys}))
+    held = [{k: v for s in side for k, v in side[s].items() if k.split("|")[0].endswith(" held")}
+            for side in (off, on)]
+    keys = sorted(set(held[0]) & set(held[1]))
+    print(line("held out, pooled", {k: held[0][k] for k in keys}, {k: held[1][k] for k in keys}))
 
 
 def main(argv: list[str]) -> None:
@@ -115,21 +155,20 @@ def main(argv: list[str]) -> None:
             from tests.benches.moe_gemm_bench import moe_fitted
 
             with moe_fitted("shape"):
-                print(json.dumps({s: SETS[s]() for s in sets}))
+                _stream(sets)
         else:
-            print(json.dumps({s: SETS[s]() for s in sets}))
+            _stream(sets)
         return
-    if argv[:1] == ["--tables"]:  # two saved `--mode` outputs (off, on): the modes run apart
-        from tests.benches.trtllm_fp8_moe import groups, line
-
-        off, on = (json.loads(Path(f).read_text()) for f in argv[1:3])
-        for s in off:
-            for name, keys in groups(sorted(off[s])):
-                print(line(name, {k: tuple(off[s][k]) for k in keys},
-                           {k: tuple(on[s][k]) for k in keys if k in on[s]}))
+    if argv[:1] == ["--tables"]:
+        tables(_load(argv[1]), _load(argv[2]))
         return
-    print_off_on("tests.benches.moe_shape62", argv or list(SETS),
-                 "the experts' fraction by rows per expert, MOE_GEMM_SHAPE")
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode in ("off", "on"):
+            with open(Path(tmp) / mode, "w") as f:
+                subprocess.run([sys.executable, "-m", "tests.benches.moe_shape62", "--mode",
+                                mode, *(argv or list(SETS))], check=True, stdout=f)
+        print("off -> on (the experts' fraction by rows per expert, MOE_GEMM_SHAPE)")
+        tables(_load(str(Path(tmp) / "off")), _load(str(Path(tmp) / "on")))
 
 
 if __name__ == "__main__":
