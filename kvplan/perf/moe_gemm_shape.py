@@ -49,7 +49,10 @@ OPT-IN (`Efficiency(moe_gemm_shape=...)`; no preset sets it): judged on serving 
 tables were committed (tests/benches/moe_gemm_bench.py --compare shape), it makes the
 sim-to-real study's Mixtral stages' ITL worse (1.7 -> 7.2 %), five stages saturating: Mixtral's
 wide experts under MoE TP run at 0.53-0.80 at 512-2,048 rows in the same H100 tables, above this
-table pooled over narrower experts.
+table pooled over narrower experts. Judged again on held-out serving rows (moeshape62,
+tests/benches/moe_shape62.py): pooled held-out median |error| TTFT 45.2 -> 38.2 %, TPOT 18.2 ->
+15.2 % (its decision rule met; the aggregated held-out rows alone TTFT 39.0 -> 41.5 %); still
+opt-in until the flip is made.
 """
 
 from __future__ import annotations
