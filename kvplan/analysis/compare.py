@@ -28,6 +28,7 @@ from kvplan.model.spec import ModelSpec, with_share_every
 from kvplan.perf.costmodel import CostInputs, predict
 from kvplan.perf.efficiency import Efficiency
 from kvplan.perf.flops import (
+    AttentionFlops,
     MLAForm,
     absorbed_crossover_context,
     attention_flops,
@@ -265,7 +266,7 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
             decode_flops_per_token=cost.decode_flops_per_token,
             attention_flops_per_token=cost.attention_flops_per_token,
             prefill_flops_per_token=cost.prefill_flops_per_token,
-            attention_flops_per_layer=asdict(attention_flops(
+            attention_flops_per_layer=_terms(attention_flops(
                 variant, context=context, mla_form=form or MLAForm.absorbed)),
             kv_read_bytes_per_token=cost.kv_read_bytes_per_token,
             weight_read_bytes_per_step=cost.weight_read_bytes_per_step,
@@ -290,3 +291,10 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
         mla_equivalent_gqa_groups=mla.elements_per_token() / (2 * d_k),
         mla_absorbed_crossover_context=absorbed_crossover_context(with_attention(spec, mla)),
     )
+
+
+def _terms(flops: AttentionFlops) -> dict[str, int]:
+    """The per-layer breakdown by term, which adds up to the layer's FLOPs: AttentionFlops's
+    `replicated` (the part of the projections each TP rank runs whole, mlaproj62) is a subset of
+    the projection terms, not a term of its own, so it is left out."""
+    return {k: v for k, v in asdict(flops).items() if k != "replicated"}
