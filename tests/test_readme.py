@@ -67,7 +67,7 @@ def test_readme_setup_commands_are_ci() -> None:
     blocks = re.findall(r"```bash\n(.*?)\n```", TEXT, re.S)
     setup, tests = blocks[0], blocks[1]
     ci = (ROOT / ".ci" / "run").read_text()
-    assert tests == ".venv/bin/python -m pytest -q" and tests in ci
+    assert tests == ".venv/bin/python -m pytest -q -n auto --dist worksteal" and tests in ci
     cpu_torch = "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
     assert cpu_torch in setup and cpu_torch in ci
     main_job = setup.split(" && ")[-1]
