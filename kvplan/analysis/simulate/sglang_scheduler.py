@@ -441,6 +441,19 @@ class SglangSimulator(Simulator):
         self.state.preemptions += 1
         self.waiting.append(victim)
 
+    def _retract_until(self, tokens_per_request: int) -> None:
+        """retract_decode's loop: at least one request retracted from the back of `running`
+        (one always kept) and more until the free tokens cover `tokens_per_request` for each
+        request kept; then new_token_ratio over the requests kept."""
+        running = self.running
+        first = True
+        while first or self._free_tokens() < tokens_per_request * len(running):
+            first = False
+            if len(running) == 1:
+                break
+            self._retract(running.pop())
+        self._ratio_after_retract()
+
     def _ratio_after_retract(self) -> None:
         """new_token_ratio after a retraction, over the requests kept."""
         running = self.running
@@ -460,13 +473,7 @@ class SglangSimulator(Simulator):
         if short:
             # retract_decode: least output (then longest prompt) goes first.
             running.sort(key=lambda r: (r.num_output, -r.prompt_len), reverse=True)
-            first = True
-            while first or (self._free_tokens() < RETRACT_DECODE_STEPS * len(running)):
-                first = False
-                if len(running) == 1:
-                    break
-                self._retract(running.pop())
-            self._ratio_after_retract()
+            self._retract_until(RETRACT_DECODE_STEPS)
         else:
             self.new_token_ratio = max(self.new_token_ratio - self.decay, self.min_ratio)
         scheduled = []

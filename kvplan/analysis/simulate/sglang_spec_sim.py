@@ -102,13 +102,7 @@ class SglangSpecSimulator(SpecSimulator, SglangSimulator):
         if not running:
             return []
         if self._free_tokens() < len(running) * rule.decode_check_tokens():
-            first = True  # retract_decode: at least one, from the back, one always kept
-            while first or self._free_tokens() < len(running) * rule.retract_keep_tokens():
-                first = False
-                if len(running) == 1:
-                    break
-                self._retract(running.pop())
-            self._ratio_after_retract()
+            self._retract_until(rule.retract_keep_tokens())  # from the back, no sorting
         else:
             self.new_token_ratio = max(self.new_token_ratio - self.decay, self.min_ratio)
         n = rule.verify_tokens
