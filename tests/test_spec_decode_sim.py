@@ -203,6 +203,12 @@ def test_cli_spec_decode_json_and_refusal() -> None:
     assert sd["mean_accept_len"] == pytest.approx(2.5)
     assert "--spec-mean-accept-len 2.5" in sd["acceptance_source"]
     assert sd["drafted_tokens"] > 0
+    # vLLM's --frontend brings the API server's output stage (vllmhost62), which speculation
+    # is not simulated with: one line, exit 2, no internal error.
+    for flag in ("--frontend", "--api-output"):
+        both = runner.invoke(app, [*args, "--spec-mean-accept-len", "2.5", flag])
+        assert both.exit_code == 2 and "not simulated with" in both.stderr, both.output
+        assert "internal error" not in both.output
 
 
 def test_draft_launches_by_hand() -> None:

@@ -100,9 +100,12 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if acceptance is not None and not cap.num_speculative_tokens:
         raise InputError("simulate --spec-mean-accept-len / --spec-acceptance-rate: needs "
                          "--speculative-method")
-    if cap.num_speculative_tokens and (dp_attention or api_output):
-        raise InputError("simulate --speculative-method: not simulated with --dp-attention "
-                         "or --api-output")
+    # vLLM's --frontend is the API server's one loop, which also takes every step's outputs
+    # (kvplan.engines.vllm.frontend, VLLM_API_LOOP_COST): the output stage comes with it.
+    loop = frontend and rules.scheduler is Scheduler.mixed_token_budget and dp == 1
+    if cap.num_speculative_tokens and (dp_attention or api_output or loop):
+        raise InputError("simulate --speculative-method: not simulated with --dp-attention, "
+                         "--api-output or vLLM's --frontend (its output stage)")
     if moe_jit_compile_s is not None and rules.scheduler is not Scheduler.mixed_token_budget:
         raise InputError("simulate --moe-jit-compile-ms: only vLLM's Triton fused MoE is "
                          "modelled (--engine vllm)")
@@ -117,9 +120,6 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm)
-    # vLLM's --frontend is the API server's one loop, which also takes every step's outputs
-    # (kvplan.engines.vllm.frontend, VLLM_API_LOOP_COST): the output stage comes with it.
-    loop = frontend and rules.scheduler is Scheduler.mixed_token_budget and dp == 1
     if api_output or loop:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:
