@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvplan import load_spec
+from kvplan._util.dtypes import get_dtype
 from kvplan.perf.flops import (
     MLAForm,
     absorbed_crossover_context,
@@ -118,3 +119,29 @@ def test_attention_flops_linear_in_context(ctx, model, form) -> None:
     assert step > 0
     assert total(ctx + 2) - total(ctx + 1) == step
     assert total(2 * ctx) - total(ctx) == step * ctx
+
+
+def test_decode_cost_mla_down_projections_whole_on_every_rank() -> None:
+    # DeepSeek-V3 (config.json: hidden_size 7168, q_lora_rank 1536, kv_lora_rank 512,
+    # qk_rope_head_dim 64, 61 layers). q_a_proj (7168 -> 1536) and kv_a_proj_with_mqa
+    # (7168 -> 512 + 64) are replicated on every TP rank in vLLM, SGLang and TensorRT-LLM
+    # (AttentionFlops.projections_on_rank cites each): per token and layer
+    # 2 x 7168 x 1536 + 2 x 7168 x 576 = 22,020,096 + 8,257,536 = 30,277,632 FLOPs, and
+    # 7168 x (1536 + 576) = 15,138,816 weights, that a rank of TP 8 runs and reads whole.
+    spec = load_spec("deepseek-v3")
+    replicated_flops, replicated_params = 30_277_632, 15_138_816
+    assert attention_flops(spec, context=1024).replicated == replicated_flops
+    one = decode_cost(spec, context=1024, batch=1, tp=1)
+    eight = decode_cost(spec, context=1024, batch=1, tp=8)
+    # Split ideally except the replicated part: (total - R) / 8 + R, R over 61 layers.
+    r = 61 * replicated_flops
+    assert eight.attention_flops_per_token == (one.attention_flops_per_token + 7 * r) // 8
+    assert eight.decode_flops_per_token == (one.decode_flops_per_token + 7 * r) // 8
+    # Weights: the replicated projections' bytes whole on every rank, the rest / 8.
+    rb = get_dtype(spec.weight_dtype).bytes_for(61 * replicated_params)
+    assert eight.weight_read_bytes_per_step == (one.weight_read_bytes_per_step - rb) // 8 + rb
+    # Head attention has nothing replicated: Llama-3-8B splits exactly as before.
+    llama = load_spec("llama-3-8b")
+    assert attention_flops(llama, context=1024).replicated == 0
+    assert (decode_cost(llama, context=1024, tp=8).weight_read_bytes_per_step
+            == decode_cost(llama, context=1024, tp=1).weight_read_bytes_per_step // 8)

@@ -272,13 +272,15 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
                 mla_form: MLAForm = MLAForm.absorbed, tp: int = 1,
                 hbm_bytes_per_s: int | None = None,
                 peak_flops_per_s: int | None = None) -> DecodeCost:
-    """Per GPU of a `tp`-way tensor-parallel group: FLOPs and weights split evenly (ideal), KV
-    read per rank as the cache is laid out (MLA's latent is read whole by every rank)."""
+    """Per GPU of a `tp`-way tensor-parallel group: FLOPs and weights split evenly (ideal) except
+    MLA's q_a / kv_a down-projections, which every rank runs and reads whole (as each engine
+    builds them: AttentionFlops.projections_on_rank); KV read per rank as the cache is laid out
+    (MLA's latent is read whole by every rank)."""
     # Attention layers only (hybrids: the recurrent layers are counted below), each over the
     # tokens it attends: its sliding window or local chunk, else the whole context.
     pre_form = prefill_form(spec, mla_form)
     owners = spec.kv_owner_flags
-    att_total = att_prefill_total = 0
+    att_total = att_prefill_total = replicated_params = 0
     for i in range(spec.num_hidden_layers):
         if not spec.has_attention(i):
             continue
@@ -289,10 +291,14 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
         # Layers that reuse an earlier layer's cache (cross-layer sharing) skip their K/V
         # projection. The indexer (DeepSeek's sparse attention) is replicated over TP ranks:
         # its FLOPs are counted tp times in the sum split below.
+        # MLA's q_a / kv_a down-projections run whole on every rank (AttentionFlops.replicated,
+        # read in each engine's MLA module: projections_on_rank): counted tp times as well, so
+        # the sum's 1 / tp below leaves (split) / tp + replicated per rank.
         att_total += dec.total - (0 if owners[i] else dec.kv_proj) + tp * indexer_flops(
-            spec, i, context=span)
+            spec, i, context=span) + (tp - 1) * dec.replicated
         att_prefill_total += pre.total - (0 if owners[i] else pre.kv_proj) + tp * indexer_flops(
-            spec, i, context=span, phase="prefill")
+            spec, i, context=span, phase="prefill") + (tp - 1) * pre.replicated
+        replicated_params += dec.replicated // 2  # a linear layer: 2 FLOPs a weight a token
     recurrent = spec.num_recurrent_layers * recurrent_flops_per_token(spec)
     rest = mlp_flops_per_token(spec) + lm_head_flops_per_token(spec) + recurrent
     decode = (att_total + rest) // tp
@@ -316,14 +322,16 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     if spec.recurrent is not None:
         state = recurrent_state(spec.recurrent, tp=tp, conv_dtype=activation_dtype(spec))
         kv_read += 2 * spec.num_recurrent_layers * state.state_bytes
-    weights = _weights_read_bytes(spec, batch) // tp
+    replicated_bytes = get_dtype(spec.weight_dtype).bytes_for(replicated_params)
+    weights = _rank_weight_bytes(spec, batch, tp, replicated_bytes)
     moved = weights + batch * kv_read
     intensity = batch * decode / moved
     step = crossover = None
     if hbm_bytes_per_s and peak_flops_per_s:
         step = max(batch * decode / peak_flops_per_s, moved / hbm_bytes_per_s)
         crossover = _compute_bound_batch(spec, decode, kv_read, hbm_bytes_per_s,
-                                         peak_flops_per_s, tp=tp)
+                                         peak_flops_per_s, tp=tp,
+                                         replicated_bytes=replicated_bytes)
     return DecodeCost(
         context=context, batch=batch,
         mla_form=mla_form.value if isinstance(spec.attention, LatentAttention) else None,
@@ -338,15 +346,22 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     )
 
 
+def _rank_weight_bytes(spec: ModelSpec, batch: int, tp: int, replicated_bytes: int) -> int:
+    """Weights one rank of a `tp`-way group reads in a decode step: the split ones' 1 / tp and
+    the `replicated_bytes` (MLA's q_a / kv_a, whole on every rank) whole."""
+    return (_weights_read_bytes(spec, batch) - replicated_bytes) // tp + replicated_bytes
+
+
 def _compute_bound_batch(spec: ModelSpec, flops_per_token: int, kv_read: int, bw: int,
-                         peak: int, *, tp: int = 1, limit: int = 1 << 20) -> int | None:
+                         peak: int, *, tp: int = 1, replicated_bytes: int = 0,
+                         limit: int = 1 << 20) -> int | None:
     """Smallest batch B with B·F/peak >= (W(B) + B·KV)/bw; None when the step stays
     memory-bound (each request's KV read alone outweighs its FLOPs)."""
     if flops_per_token / peak <= kv_read / bw:
         return None
 
     def bound(b: int) -> bool:
-        weights = _weights_read_bytes(spec, b) // tp
+        weights = _rank_weight_bytes(spec, b, tp, replicated_bytes)
         return b * flops_per_token / peak >= (weights + b * kv_read) / bw
 
     return first_true(bound, limit=limit)
