@@ -281,8 +281,10 @@ Candidates, each with its verdict:
 8. The KV cache update (RULED OUT as the gap). The reshape_and_cache write is inside the
    captured graph and priced by kvplan's step with the attention: 200 tokens of KV a layer.
 
-Published measurements of the suspect found: vllm-project/vllm PR 51507 (the table in
-section 3), PR 32558 (njhill, 2026-01-18: "the current pytorch sort-based top-p/top-k
+Published measurements of the suspect found: vllm-project/vllm PR 51507 (the table in section 3;
+its "PyTorch" column is vLLM's `apply_top_k_top_p_pytorch`, which still sorts the whole
+vocabulary whenever a top-p is set, as PR 48913, 2026-07-17, describes it: the same algorithm as
+0.15.0's :243-283), PR 32558 (njhill, 2026-01-18: "the current pytorch sort-based top-p/top-k
 implementation ... scales very poorly with vocab and batch sizes"; top-k only, 256 rows x
 131,072: 3.812 ms, GPU not stated where read), PR 33538 / 25824 (cakeng's Triton top-k/top-p,
 25824 "Tested on a H100", its numbers in a spreadsheet not read). None at 200 x 151,936 on an
@@ -295,7 +297,8 @@ with prospective56 / 62's Scicom rows: the sim-to-real study's 0.15.1 runs
 (tests.benches.sampler_runs sim-to-real) and prospective57's 0.15.1 run; the aggregated bench's
 vLLM rows at concurrency >= 128 and prospective58 / 60 / 61's vLLM rows enter only where their
 release is 0.15 and their client's sampling keys are read (the sampler is read for 0.15 only:
-kvplan.engines.vllm.sampler refuses other releases)."""
+kvplan.engines.vllm.sampler refuses other releases). Not examined here: the InferenceX rows
+at high concurrency the brief also names (their client's sampling keys not read)."""
 
 
 def main() -> None:
