@@ -241,6 +241,7 @@ def simulate_cmd(
     speculative_eagle_topk: so.SimSpecTopkOpt = None,
     spec_mean_accept_len: so.SpecMeanAcceptLenOpt = None,
     spec_acceptance_rate: so.SpecAcceptanceRateOpt = None,
+    spec_draft_config: so.SpecDraftConfigOpt = None,
     trace: TraceOpt = None,
     trace_format: TraceFormatOpt = None,
     trace_block_tokens: Annotated[int, typer.Option(
@@ -392,6 +393,7 @@ def simulate_cmd(
                                        rates=so.parse_rates(spec_acceptance_rate))
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=settings.async_scheduling,
                            acceptance=acceptance, spec_seed=seed,
+                           draft_config=so.draft_config(spec_draft_config),
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
                            sampling=(None if generation_config is None else SamplingParams.resolve(

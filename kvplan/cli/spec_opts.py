@@ -8,6 +8,7 @@ import typer
 from kvplan._util.errors import InputError
 from kvplan.cli.common import SpecMethod
 from kvplan.cli.vocab import SPEC_DECODE_PANEL, tokens_or_zero_option
+from kvplan.sources.draft_config import DraftConfig, load_draft_config
 
 SimSpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
     "--speculative-method", rich_help_panel=SPEC_DECODE_PANEL,
@@ -31,6 +32,17 @@ SpecAcceptanceRateOpt = Annotated[str | None, typer.Option(
     "--spec-acceptance-rate", metavar="P[,P2,...]", rich_help_panel=SPEC_DECODE_PANEL,
     help="vLLM's 'Avg Draft acceptance rate' (one value, 0-1) or its k 'Per-position "
          "acceptance rate' values (not SGLang's 'accept rate', accept len / (k + 1)).")]
+
+SpecDraftConfigOpt = Annotated[str | None, typer.Option(
+    "--spec-draft-config", metavar="PATH", rich_help_panel=SPEC_DECODE_PANEL,
+    help="vLLM eagle/eagle3: the head's own config.json (or its folder), priced at its widths, "
+         "fc and lm_head rows (EAGLE-3: draft_vocab_size); default: one layer of the target's "
+         "shape.")]
+
+
+def draft_config(path: str | None) -> DraftConfig | None:
+    """--spec-draft-config's head, read (None: not given)."""
+    return None if path is None else load_draft_config(path)
 
 
 def parse_rates(text: str | None) -> tuple[float, ...] | None:

@@ -42,6 +42,7 @@ from kvplan.engines.sglang.options import sglang_options
 from kvplan.engines.sglang.spec_decode import SglangSpecDecode
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
+from kvplan.engines.vllm.eagle_head import VllmEagleHead
 from kvplan.engines.vllm.frontend import VLLM_API_OUTPUT_COST
 from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
@@ -50,6 +51,7 @@ from kvplan.engines.vllm.spec_decode import VllmSpecDecode
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.sampler_cost import SamplerCost
+from kvplan.sources.draft_config import DraftConfig
 
 __all__ = ["SimResult", "SimSetup", "group_rules", "replica_step_cost", "setup", "simulate",
            "step_cost"]
@@ -63,7 +65,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False,
           api_output: bool = False, sampling: SamplingParams | None = None,
           engine_core_cpu: bool | None = None, acceptance: Acceptance | None = None,
-          spec_seed: int = 0) -> tuple[SimSetup, list[str]]:
+          spec_seed: int = 0, draft_config: DraftConfig | None = None
+          ) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated by
     its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async scheduling
     / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM --max-num-seqs /
@@ -83,7 +86,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     (`kvplan simulate --generation-config`; vLLM 0.15 only: kvplan.engines.vllm.sampler).
     `engine_core_cpu`: vLLM's engine-core CPU (None: on). `acceptance`: the drafts'
     acceptance with `inputs`' speculative method (vLLM or SGLang, required there:
-    kvplan.analysis.simulate.spec_sim), drawn from `spec_seed`. Returns it and the notes."""
+    kvplan.analysis.simulate.spec_sim), drawn from `spec_seed`; `draft_config`: the EAGLE head's
+    own config.json (vLLM only: kvplan.engines.vllm.eagle_head; None: one layer of the target's
+    shape). Returns it and the notes."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -97,6 +102,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if cap.num_speculative_tokens and rules.scheduler is Scheduler.capacity_micro_batch:
         raise InputError("simulate --speculative-method: only vLLM's and SGLang's speculative "
                          "decoding are simulated (--engine vllm or sglang)")
+    if draft_config is not None and not cap.num_speculative_tokens:
+        raise InputError("simulate --spec-draft-config: needs --speculative-method")
     if acceptance is not None and not cap.num_speculative_tokens:
         raise InputError("simulate --spec-mean-accept-len / --spec-acceptance-rate: needs "
                          "--speculative-method")
@@ -125,7 +132,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if sampling is not None:
         sim, notes = _with_sampler(sim, notes, rules.scheduler, inputs, sampling)
     if cap.num_speculative_tokens:
-        sim, notes = _with_spec_decode(sim, notes, inputs, acceptance, spec_seed)
+        sim, notes = _with_spec_decode(sim, notes, inputs, acceptance, spec_seed, draft_config)
     host, note = engine_core_stage(rules.scheduler, sim.scheduler.async_scheduling,
                                    engine_core_cpu)
     sim, notes = replace(sim, engine_core=host), [*notes, note] if host else notes
@@ -192,8 +199,10 @@ def _with_sampler(sim: SimSetup, notes: list[str], scheduler: Scheduler, inputs:
 
 
 def _with_spec_decode(sim: SimSetup, notes: list[str], inputs: EstimateInputs,
-                      acceptance: Acceptance | None, seed: int) -> tuple[SimSetup, list[str]]:
-    """vLLM's serial drafter in each step (kvplan.analysis.simulate.spec_sim)."""
+                      acceptance: Acceptance | None, seed: int,
+                      draft_config: DraftConfig | None = None) -> tuple[SimSetup, list[str]]:
+    """vLLM's serial drafter in each step (kvplan.analysis.simulate.spec_sim), priced from
+    `draft_config` where given (kvplan.engines.vllm.eagle_head)."""
     cap = inputs.capacity
     assert cap is not None and cap.speculative_method is not None
     k = cap.num_speculative_tokens
@@ -203,6 +212,12 @@ def _with_spec_decode(sim: SimSetup, notes: list[str], inputs: EstimateInputs,
         raise InputError(f"simulate: the acceptance is for {acceptance.k} drafts, "
                          f"--num-speculative-tokens is {k}")
     rule: VllmSpecDecode | SglangSpecDecode
+    head = None
+    if draft_config is not None:
+        if cap.engine.rules.scheduler is not Scheduler.mixed_token_budget:
+            raise InputError("simulate --spec-draft-config: read in vLLM's EAGLE heads only "
+                             "(--engine vllm)")
+        head = VllmEagleHead.of(cap.speculative_method, draft_config, inputs.spec)
     if cap.engine.rules.scheduler is Scheduler.prefill_first:
         rule, sim, note = sglang_spec_rule(
             sim, method=cap.speculative_method, num_steps=k, engine_version=cap.engine_version,
@@ -211,8 +226,12 @@ def _with_spec_decode(sim: SimSetup, notes: list[str], inputs: EstimateInputs,
         rule = VllmSpecDecode(method=cap.speculative_method, num_speculative_tokens=k)
         note = (f"speculative decoding ({rule.method}, k {k}): a decode verifies {k + 1} tokens "
                 f"a step, {k} KV lookahead slots, the drafter one pass over the step's tokens "
-                f"and {k - 1} of one token a request (one layer of the target's shape)")
-    spec = SpecDecodeSim.of(rule, acceptance, sim.cost, seed=seed)
+                f"and {k - 1} of one token a request")
+    spec = SpecDecodeSim.of(rule, acceptance, sim.cost, seed=seed, head=head)
+    if isinstance(rule, VllmSpecDecode):
+        note += (f" (drafter: {spec.drafter}"
+                 + ("" if head is not None else "; --spec-draft-config prices the head's own")
+                 + ")")
     note += (f"; acceptance from {acceptance.source}: mean acceptance length "
              f"{acceptance.mean_accept_len:.3g}, drawn per request per step from seed {seed} "
              "(kvplan.analysis.simulate.spec_sim)")

@@ -11,9 +11,12 @@ A step, priced by the one cost model (kvplan.perf.mixed_step):
 - drafter: one forward over the step's scheduled tokens, then k - 1 forwards of one token per
   scheduled request, each with one lm_head row a request; the drafter's shape is one decoder
   layer of the target's last layer's shape, full attention, and the target's lm_head
-  (`draft_layer_spec`; vLLM's MTP layer is the model's own; an EAGLE / EAGLE-3 head's own
-  widths and its smaller draft vocabulary are not read: an approximation, as
-  kvplan.perf.costmodel prices its draft module).
+  (`draft_layer_spec`; vLLM's MTP layer is the model's own). Given the head's own config.json
+  (`--spec-draft-config`, vLLM's eagle / eagle3: kvplan.engines.vllm.eagle_head), its decoder
+  layers at its widths and its lm_head's rows (EAGLE-3: draft_vocab_size), plus the GEMMs it
+  runs beyond them (kvplan.perf.draft_head_cost): EAGLE-1's fc 2h -> h in every pass over the
+  pass's tokens, EAGLE-3's fc 3h -> h over the step's tokens before the first pass and its qkv's
+  embeds half in every pass.
 
 - host: the kernels the proposer launches from the host outside its piecewise CUDA graphs
   (kvplan.engines.vllm.spec_decode `draft_launches`, at the releases read; none elsewhere),
@@ -39,8 +42,10 @@ from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
 from kvplan.analysis.simulate.spec_acceptance import Acceptance
 from kvplan.engines.sglang.spec_decode import SglangSpecDecode
+from kvplan.engines.vllm.eagle_head import VllmEagleHead
 from kvplan.engines.vllm.spec_decode import VllmSpecDecode
 from kvplan.model.spec import ModelSpec
+from kvplan.perf.draft_head_cost import DraftHeadCost
 from kvplan.perf.mixed_step import MixedStepCost
 from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
 
@@ -71,18 +76,35 @@ class SpecDecodeSim:
     draft_cost: MixedStepCost
     draft_launch_s: float = 0.0
     seed: int = 0
+    # The head's own config (`--spec-draft-config`): its extra GEMMs; None: the default drafter.
+    head_cost: DraftHeadCost | None = None
 
     @classmethod
     def of(cls, rule: VllmSpecDecode | SglangSpecDecode, acceptance: Acceptance,
-           cost: MixedStepCost, *, seed: int = 0) -> SpecDecodeSim:
+           cost: MixedStepCost, *, seed: int = 0,
+           head: VllmEagleHead | None = None) -> SpecDecodeSim:
         launches = rule.draft_launches(cost.eff.engine_version) or 0
-        return cls(rule=rule, acceptance=acceptance, target_cost=cost,
-                   draft_cost=cost.for_spec(draft_layer_spec(cost.spec)),
-                   draft_launch_s=launches * VLLM_UNGRAPHED_LAUNCH_S, seed=seed)
+        if head is None:
+            draft, head_cost = cost.for_spec(draft_layer_spec(cost.spec)), None
+        else:
+            draft = cost.for_spec(head.layers)
+            head_cost = DraftHeadCost(head, cost.gpu, cost.eff,
+                                      att_tp=cost.layout.attention_tp)
+        return cls(rule=rule, acceptance=acceptance, target_cost=cost, draft_cost=draft,
+                   draft_launch_s=launches * VLLM_UNGRAPHED_LAUNCH_S, seed=seed,
+                   head_cost=head_cost)
+
+    @property
+    def drafter(self) -> str:
+        """Which drafter the step prices (the JSON's `drafter`)."""
+        if self.head_cost is None:
+            return "one decoder layer of the target's last layer's shape and its lm_head"
+        return self.head_cost.head.describe()
 
     def records(self) -> dict[str, object]:
         """The JSON's `spec_decode` inputs (the run's counts are added by `SpecSimulator`)."""
         return {"method": self.rule.method, "k": self.rule.num_speculative_tokens,
+                "drafter": self.drafter,
                 "mean_accept_len": self.acceptance.mean_accept_len,
                 "per_position_acceptance": list(self.acceptance.per_position),
                 "acceptance_source": self.acceptance.source, "seed": self.seed}
@@ -133,6 +155,10 @@ class SpecSimulator(Simulator):
         later = passes * draft.seconds(
             decode_contexts=[r.num_computed + n + 1 for r, n in scheduled], chunks=[]
         ) if passes else 0.0
+        extra = self.spec.head_cost
+        if extra is not None:  # the head's own GEMMs (kvplan.perf.draft_head_cost)
+            first += extra.seconds(sum(n for _, n in scheduled), first=True)
+            later += passes * extra.seconds(rows, first=False) if passes else 0.0
         return target + first + later + self.spec.draft_launch_s
 
     def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,

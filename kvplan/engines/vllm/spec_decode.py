@@ -49,9 +49,11 @@ allocate_slots (0.11.0 :258, :476) and rolls back ``num_computed_tokens -= num_r
   (4), lm_head, argmax: 21; torch.stack of the drafts once when k > 1 (:240). EAGLE-3 adds to
   every pass's compute_logits its draft-vocabulary mapping (model_executor/models/
   llama_eagle3.py, 0.10.0 :221-227, 0.11.0 :254-260: arange, + d2t, new_full of the target's
-  vocabulary, the index_put): 4, present when the head's draft_vocab_size is not the target's
-  (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B: 32000 of 128256; taken for every EAGLE-3 head, kvplan
-  does not read the head's config). Not counted at other releases (None: not charged): 0.13.0,
+  vocabulary, the index_put): 4, for every EAGLE-3 head at these two releases (they create
+  draft_id_to_target_id for every head, 0.10.0 :195-198, 0.11.0 :225-228, so it is never None;
+  yuhuili/EAGLE3-LLaMA3.1-Instruct-8B maps 32000 of 128256; the head's own config, read by
+  kvplan.engines.vllm.eagle_head, does not change the count). Not counted at other releases
+  (None: not charged): 0.13.0,
   0.16.0 and 0.19.0 still run the head in piecewise graphs (even under a FULL target graph:
   0.13.0 eagle.py:113-116, 0.16.0 :364-372, 0.19.0 :367-375) but their loops changed (0.19.0
   fuses the positions / slot-mapping / seq_lens update into one Triton kernel,
