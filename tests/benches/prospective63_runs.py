@@ -13,7 +13,11 @@ Llama-3.1-70B, Qwen3-8B and Qwen3-14B at those lengths (12 runs; prospective56 k
 1,024-token ones). No new publisher, SGLang or TensorRT-LLM run met the selection rule in this
 session's search (the data file's 'skipped').
 
-The data file and this runner were committed (FREEZE) before any run was simulated. No run
+The data file and this runner were committed (FREEZE, 865ef958) before any run was simulated;
+the set was replayed once on that commit with no rule, constant or harness changed:
+FIRST_EVALUATION and FIRST_ROWS are that evaluation, typed in as the record; every other figure
+of the section is computed by the replay, so the page follows later rule changes while the
+record stays. No run
 shares a fitted row's configuration (tests/test_prospective63.py). Each shares its model, GPU,
 layout, engine and release with runs of prospective56 and 62 that were evaluated before, and
 prospective62's concurrency-200 runs shaped vllmhost62's opt-in --frontend loop: the default
@@ -42,14 +46,75 @@ from tests.benches.prospective_runs import (
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective63.json"
-FREEZE = "the freeze"  # the data file's commit: set once committed
+FREEZE = "865ef958"  # the data file's commit, also the first evaluation's (no change between)
 
-# The set's first evaluation, as printed (None until it is run).
-FIRST_EVALUATION: str | None = None
+# The set's first evaluation, at 865ef958 (no rule, constant or harness changed after the
+# freeze), as printed.
+FIRST_EVALUATION = (
+    "first evaluated at 865ef958 (the freeze; no rule, constant or harness changed), 50 of 50 "
+    "runs simulated, none refused, none preempted: median |error| TTFT mean / median 49.1 / "
+    "51.0 %, TPOT mean / median 9.4 / 8.4 %, ITL 9.5 %, E2E mean 10.2 % (with --frontend "
+    "20.4 / 21.0 %, 7.0 / 6.8 %, 7.0 %); concurrency 25 and 50 (38 runs) TTFT mean 52.2 %, "
+    "TPOT mean 6.7 % (kvplan's TTFT -91 to +53 %, TPOT -29 to +28 %); concurrency 100 (12 "
+    "runs) TTFT mean 42.3 %, TPOT mean 12.1 %, kvplan fast on all 12 (TTFT -68 to -7 %, TPOT "
+    "-33 to +0 %); by model TTFT / TPOT mean: Llama-3.1-70B 30.8 / 3.3 %, Qwen3-8B 55.4 / "
+    "13.7 %, Qwen3-14B 42.9 / 11.0 %, Qwen3-32B 41.2 / 6.3 %, gpt-oss-120b 79.9 / 18.8 % "
+    "(TTFT -91 to -72 %)")
 
-# The first evaluation per run: mean TTFT and mean TPOT error, predicted / measured - 1, keyed
-# by the run id; None: refused. Empty until it is run.
-FIRST_ROWS: dict[str, tuple[float, float] | None] = {}
+# The first evaluation per run (865ef958): mean TTFT and mean TPOT error, predicted / measured
+# - 1, keyed by the run id; None: refused (none was).
+FIRST_ROWS: dict[str, tuple[float, float] | None] = {
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 127/128 conc 25 (1000 prompts)": (0.534, 0.058),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 127/128 conc 50 (1000 prompts)": (-0.055, 0.040),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 511/128 conc 25 (1000 prompts)": (0.409, 0.015),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 511/128 conc 50 (1000 prompts)": (0.061, -0.017),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 2047/128 conc 25 (500 prompts)": (-0.395, 0.201),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 2047/128 conc 50 (500 prompts)": (-0.340, 0.059),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 4095/128 conc 25 (500 prompts)": (-0.507, 0.190),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 4095/128 conc 50 (500 prompts)": (-0.320, 0.017),
+    "scicom vLLM Qwen3-8B H100 TP8 random 128/128 conc 25 (1000 prompts)": (-0.524, -0.065),
+    "scicom vLLM Qwen3-8B H100 TP8 random 128/128 conc 50 (1000 prompts)": (-0.624, -0.170),
+    "scicom vLLM Qwen3-8B H100 TP8 random 512/128 conc 25 (1000 prompts)": (-0.396, -0.083),
+    "scicom vLLM Qwen3-8B H100 TP8 random 512/128 conc 50 (1000 prompts)": (-0.356, -0.149),
+    "scicom vLLM Qwen3-8B H100 TP8 random 2048/128 conc 25 (500 prompts)": (-0.547, 0.055),
+    "scicom vLLM Qwen3-8B H100 TP8 random 2048/128 conc 50 (500 prompts)": (-0.598, -0.009),
+    "scicom vLLM Qwen3-8B H100 TP8 random 4096/128 conc 25 (500 prompts)": (-0.689, 0.162),
+    "scicom vLLM Qwen3-8B H100 TP8 random 4096/128 conc 50 (500 prompts)": (-0.667, 0.028),
+    "scicom vLLM Qwen3-14B H100 TP8 random 128/128 conc 25 (1000 prompts)": (-0.408, 0.024),
+    "scicom vLLM Qwen3-14B H100 TP8 random 128/128 conc 50 (1000 prompts)": (-0.405, -0.111),
+    "scicom vLLM Qwen3-14B H100 TP8 random 512/128 conc 25 (1000 prompts)": (-0.202, -0.008),
+    "scicom vLLM Qwen3-14B H100 TP8 random 512/128 conc 50 (1000 prompts)": (-0.239, -0.133),
+    "scicom vLLM Qwen3-14B H100 TP8 random 2048/128 conc 25 (500 prompts)": (-0.521, 0.113),
+    "scicom vLLM Qwen3-14B H100 TP8 random 2048/128 conc 50 (500 prompts)": (-0.583, 0.061),
+    "scicom vLLM Qwen3-14B H100 TP8 random 4096/128 conc 25 (500 prompts)": (-0.678, 0.247),
+    "scicom vLLM Qwen3-14B H100 TP8 random 4096/128 conc 50 (500 prompts)": (-0.633, 0.065),
+    "scicom vLLM Qwen3-32B H100 TP8 random 128/128 conc 25 (1000 prompts)": (-0.003, 0.028),
+    "scicom vLLM Qwen3-32B H100 TP8 random 128/128 conc 50 (1000 prompts)": (-0.349, -0.058),
+    "scicom vLLM Qwen3-32B H100 TP8 random 512/128 conc 25 (1000 prompts)": (0.018, 0.022),
+    "scicom vLLM Qwen3-32B H100 TP8 random 512/128 conc 50 (1000 prompts)": (-0.147, -0.037),
+    "scicom vLLM Qwen3-32B H100 TP8 random 2048/128 conc 25 (500 prompts)": (-0.474, 0.189),
+    "scicom vLLM Qwen3-32B H100 TP8 random 2048/128 conc 50 (500 prompts)": (-0.555, 0.146),
+    "scicom vLLM Qwen3-32B H100 TP8 random 4096/128 conc 25 (500 prompts)": (-0.629, 0.281),
+    "scicom vLLM Qwen3-32B H100 TP8 random 4096/128 conc 50 (500 prompts)": (-0.537, 0.069),
+    "scicom vLLM gpt-oss-120b H100 TP8 random 128/128 conc 25 (1000 prompts)": (-0.872, -0.073),
+    "scicom vLLM gpt-oss-120b H100 TP8 random 128/128 conc 50 (1000 prompts)": (-0.914, -0.247),
+    "scicom vLLM gpt-oss-120b H100 TP8 random 512/128 conc 25 (1000 prompts)": (-0.716, -0.129),
+    "scicom vLLM gpt-oss-120b H100 TP8 random 512/128 conc 50 (1000 prompts)": (-0.796, -0.288),
+    "scicom vLLM gpt-oss-120b H100 TP8 random 2048/128 conc 25 (500 prompts)": (-0.780, 0.008),
+    "scicom vLLM gpt-oss-120b H100 TP8 random 2048/128 conc 50 (500 prompts)": (-0.801, -0.258),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 127/128 conc 100 (1000 prompts)": (-0.069, -0.109),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 511/128 conc 100 (1000 prompts)": (-0.296, 0.005),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 2047/128 conc 100 (500 prompts)": (-0.237, -0.023),
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 4095/128 conc 100 (500 prompts)": (-0.256, -0.025),
+    "scicom vLLM Qwen3-8B H100 TP8 random 128/128 conc 100 (1000 prompts)": (-0.678, -0.334),
+    "scicom vLLM Qwen3-8B H100 TP8 random 512/128 conc 100 (1000 prompts)": (-0.508, -0.282),
+    "scicom vLLM Qwen3-8B H100 TP8 random 2048/128 conc 100 (500 prompts)": (-0.561, -0.131),
+    "scicom vLLM Qwen3-8B H100 TP8 random 4096/128 conc 100 (500 prompts)": (-0.458, -0.143),
+    "scicom vLLM Qwen3-14B H100 TP8 random 128/128 conc 100 (1000 prompts)": (-0.532, -0.291),
+    "scicom vLLM Qwen3-14B H100 TP8 random 512/128 conc 100 (1000 prompts)": (-0.365, -0.232),
+    "scicom vLLM Qwen3-14B H100 TP8 random 2048/128 conc 100 (500 prompts)": (-0.450, -0.110),
+    "scicom vLLM Qwen3-14B H100 TP8 random 4096/128 conc 100 (500 prompts)": (-0.397, -0.104),
+}
 
 MIDDLE = "scicom-vllm-lengths-c25-c50"
 C100 = "scicom-vllm-benchmaq-c100"
@@ -110,9 +175,8 @@ def print_section() -> None:
     doc, part = open_section(DATA, "Prospective 63: Scicom's April vLLM sweeps at concurrency "
                                    "25, 50 and 100, frozen before kvplan was run on them")
     refused = [r for r in part if r.refused]
-    record = (f"the record of their first evaluation: {FIRST_EVALUATION}" if FIRST_EVALUATION
-              else "not yet evaluated")
-    print(f"{len(part)} runs; {record} (tests/benches/prospective63_runs.py replays them with "
+    print(f"{len(part)} runs; the record of their first evaluation: {FIRST_EVALUATION} "
+          "(tests/benches/prospective63_runs.py replays them with "
           "prospective30's machinery: a closed loop at the run's concurrency, every run on a "
           "fresh engine, at the printed input total / N tokens on /v1/completions). Errors are "
           "predicted / measured - 1; the medians are of their absolute values, this set alone, "
@@ -147,8 +211,7 @@ def print_section() -> None:
     for model in MODELS:
         print(medians_line(f"prospective63, {model}", of_model(part, model), pairs=PAIRS52))
     print_run_table(part)
-    if FIRST_ROWS:
-        print_first_rows(part, FREEZE, FIRST_ROWS)
+    print_first_rows(part, FREEZE, FIRST_ROWS)
     print(f"\n{finding(part)}")
     print_sources(doc, "prospective63.json")
 
