@@ -46,6 +46,7 @@ from tests.benches import (
     prospective60_runs,
     prospective61_runs,
     prospective62_runs,
+    prospective63_runs,
     prospective_runs,
     sim_to_real,
 )
@@ -260,7 +261,9 @@ def main() -> None:
           "prospective62 (a thirteenth, more of the rows prospective56 and 61 left for their "
           "caps: Scicom's vLLM runs at 128-15,000 input tokens on H100, H200 and B200 and "
           "Wentao274's MiniMax-M2.5 length cases at concurrency 32: the same figures, E2E for "
-          "Scicom), "
+          "Scicom), prospective63 (a fourteenth, the rest of Scicom's April H100 vLLM sweeps "
+          "prospective62 left for its cap: concurrency 25, 50 and 100 at 128-4,096 input "
+          "tokens: the same figures and E2E), "
           "aiconfigurator's measured "
           "aggregated rows (held out, frozen before kvplan was run on them: TTFT and TPOT at a "
           "stated concurrency), then the cost "
@@ -310,6 +313,7 @@ def main() -> None:
     prospective60_runs.print_section()
     prospective61_runs.print_section()
     prospective62_runs.print_section()
+    prospective63_runs.print_section()
     aiconfig_agg_runs.print_section()
     aiconfig_agg_flags.print_section()  # the counterfactual, after the frozen evaluation
     aiconfig_agg_dp_script.print_section()  # TensorRT-LLM attention DP at its scripts' flags
