@@ -85,6 +85,8 @@ class Run:
     profile: str
     workload: dict  # type: ignore[type-arg]
     cpu_offload_gb: float = 0.0  # vLLM --cpu-offload-gb (the offload runs)
+    # What the requests sampled with (tests.benches.row_sampling; runs.json sampling_amended)
+    sampling: dict | None = None  # type: ignore[type-arg]
 
     @property
     def stages(self) -> list[tuple[float, int]]:
