@@ -21,7 +21,25 @@ The sets, stated before the replay:
   study's offload runs (checkpoints' generation configs not read); every other vLLM row is of
   a release whose sampler kvplan does not read (0.10.2, 0.11.0, 0.13.0, 0.16.0, 0.19 - 0.20).
 
-Run: python -m tests.benches.sampler63_runs [held-out | shaped] (held out first).
+RESULT (run after the freeze 3df275b0; median |error|, kvplan without -> with the sampler):
+- HELD OUT, the study's 11 runs (30 stages; Qwen3-14B and Llama-3.1-8B, TP 1-2, the sort):
+  TTFT mean 5.0 -> 7.5 %, TTFT p90 6.0 -> 5.8 %, ITL mean 3.7 -> 4.4 %, E2E mean 2.7 -> 5.3 %,
+  E2E p90 2.2 -> 4.8 %: WORSE (the same as at ec7b6e3b). Its Mixtral prospective runs (3 runs,
+  9 stages, no sort): 16.9 -> 16.5, 10.7 -> 10.2, 1.8 -> 1.7, 1.2 -> 1.5, 0.7 -> 0.5 %; blind
+  (4 runs, 11 stages): 14.0 -> 13.6, 4.7 -> 4.6, 2.5 -> 2.7, 1.9 -> 2.2, 1.6 -> 1.7 %.
+  prospective57's greedy run: TPOT mean -9.0 -> -8.5 %, TTFT mean -72.0 -> -72.0 %.
+- SHAPED, prospective56 (26): TPOT mean 6.6 -> 6.6 %, TTFT mean 39.6 -> 39.3 %;
+  prospective62 (49): TPOT mean 16.8 -> 12.5 %, TTFT mean 45.8 -> 46.2 % (concurrency 200,
+  18 runs: TPOT 18.4 -> 9.2 %; concurrency 10, 19: 6.3 -> 8.2 %; the January concurrency-100
+  runs, 12: 41.8 -> 45.8 %).
+The rule follows the code (bytes read in vLLM 0.15.0 at the HBM rate, nothing fitted) and the
+held-out loss is 0.7 point of ITL and 2.6 of E2E: the bench replays charge each row's recorded
+sampling since sampler63 (harness fidelity, not a default of `kvplan simulate`, whose users
+keep --generation-config opt-in: the CLI cannot know what the client sends).
+
+Run: python -m tests.benches.sampler63_runs [held-out | shaped] (held out first). Its "default"
+columns are the replay without the sampler (sampler_runs.replay, simulate_run
+charge_sampling=False).
 """
 
 from __future__ import annotations

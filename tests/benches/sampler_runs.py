@@ -106,7 +106,7 @@ def print_sim_to_real() -> None:
 
     print_stages_beside(
         "sim-to-real study stages: default -> with the sampler",
-        lambda run: (simulate_run(run), simulate_run(run, sampling=row_sampling(run.sampling))),
+        lambda run: (simulate_run(run, charge_sampling=False), simulate_run(run)),
         keep=lambda run: run.sampling is not None and str(run.vllm).startswith("0.15"))
 
 
