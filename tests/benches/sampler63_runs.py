@@ -32,6 +32,11 @@ RESULT (run after the freeze 3df275b0; median |error|, kvplan without -> with th
   prospective62 (49): TPOT mean 16.8 -> 12.5 %, TTFT mean 45.8 -> 46.2 % (concurrency 200,
   18 runs: TPOT 18.4 -> 9.2 %; concurrency 10, 19: 6.3 -> 8.2 %; the January concurrency-100
   runs, 12: 41.8 -> 45.8 %).
+Per stage (signed, study runs 13-25, read after the medians): every Qwen3-14B TP 1 stage was
+already above the measured ITL and moves further (+1.9 to +15.3 % -> +4.1 to +34.8 %, the worst
+run 13's stage 1); the Llama-3.1-8B stages were below and mostly cross zero (ITL -15.0 to -1.2 %
+-> -7.8 to +7.1 %), their E2E rising 2.4-8.6 points. The sampler's price cannot be told apart
+from kvplan's other errors on these rows; no rate was changed after reading them.
 The rule follows the code (bytes read in vLLM 0.15.0 at the HBM rate, nothing fitted) and the
 held-out loss is 0.7 point of ITL and 2.6 of E2E: the bench replays charge each row's recorded
 sampling since sampler63 (harness fidelity, not a default of `kvplan simulate`, whose users
