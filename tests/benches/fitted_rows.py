@@ -17,6 +17,7 @@ The benches (tests/benches/honest.py) count a row as held out only when it is in
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -874,6 +875,12 @@ _PROSPECTIVE62_APRIL_CONC200 = tuple(
                            ("Qwen3-32B", (128, 512, 2048, 4096)),
                            ("gpt-oss-120b", (128, 512)))
     for isl in lengths)
+# prospective62's Scicom vLLM 0.15.0 runs (the April sweeps at concurrency 10 and 200, read in
+# vllm200u63, and the January lengths), every one with its recorded `sampling` (sampler63).
+_PROSPECTIVE62_SCICOM_VLLM = tuple(
+    r["id"] for r in json.loads((Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
+                                 / "prospective62.json").read_text())["runs"]
+    if "sampling" in r)
 _AIC_AGG_TRT_DP = tuple(f"aiconfigurator 2026_03_25_{run}" for run in (
     "deepseek_r1_b200_sxm_trtllm_fp4_agg_1024x1024_c128_tp8_0_ep8_0_1085",
     "deepseek_r1_b200_sxm_trtllm_fp4_agg_1024x1024_c64_tp8_0_ep8_0_976",
@@ -1605,6 +1612,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "rows' first evaluation, where --frontend overshot the 128-token runs' mean "
                 "TTFT by +178 to +670 % (the fit's 84 requests/s ceiling under the 133 served)",
            rows=_PROSPECTIVE62_APRIL_CONC200),
+    Shaped(commit="3df275b0",
+           rule="the bench replays (prospective_runs.run_one, sim_to_real.simulate_run) charge "
+                "vLLM 0.15's sampler for each row's recorded sampling (tests.benches."
+                "row_sampling: the client's keys, else the checkpoint's generation_config), "
+                "recorded from the harnesses before any replay; written after prospective62's "
+                "April concurrency-200 TPOT miss led vllm200u63 to the sampler (with it that "
+                "set's TPOT mean median |error| 16.8 -> 12.5 %, at 200 18.4 -> 9.2 %, at 10 "
+                "6.3 -> 8.2 %; tests/benches/sampler63_runs.py)",
+           rows=_PROSPECTIVE56_SCICOM_VLLM + _PROSPECTIVE62_SCICOM_VLLM),
 )
 
 

@@ -44,6 +44,7 @@ from kvplan.analysis.simulate.workload import RequestSpec, arrival_gaps
 from kvplan.engines.base import Engine
 from kvplan.engines.vllm.frontend import VLLM_API_SERVER_S_PER_REQUEST_FIT
 from tests.benches import scicom_server, scicom_vllm_jan_server, scicom_vllm_server
+from tests.benches.row_sampling import row_sampling
 
 # The rows the --frontend stage's constants were fitted on (tests/benches/frontend_fit.py).
 FRONTEND_FIT_ROWS = VLLM_API_SERVER_S_PER_REQUEST_FIT.fitted_on
@@ -252,7 +253,7 @@ def incomplete(doc: dict) -> list[str]:  # type: ignore[type-arg]
     return missing
 
 
-def run_one(run: dict) -> Result:  # type: ignore[type-arg]
+def run_one(run: dict, *, charge_sampling: bool = True) -> Result:  # type: ignore[type-arg]
     """The run simulated as its server was started: the run's `async_scheduling` when it set
     the flag (None: the version's default as kvplan reads it); its engine (`engine`, vLLM
     unless it names SGLang, whose release is `sglang`) and, for a closed loop, the client's
@@ -264,7 +265,10 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
     a vLLM run's `mxfp4_backend` (the MXFP4 MoE kernel its environment forced, as
     VLLM_MXFP4_USE_MARLIN=1: --mxfp4-backend; absent: the release's on the GPU);
     for a TensorRT-LLM run (`engine` "trtllm", release `trtllm`) `enable_chunked_prefill` as
-    trtllm-serve's flag sets it (absent: llm_args' default, off). A run kvplan refuses (its
+    trtllm-serve's flag sets it (absent: llm_args' default, off); a vLLM run's recorded
+    `sampling` (what its client and server made every request sample with,
+    tests.benches.row_sampling: the sampler stage charged, as `simulate --generation-config`
+    does, since sampler63; `charge_sampling` False leaves it out). A run kvplan refuses (its
     plan or the simulator raises) comes back with the reason in `refused`, not guessed.
     `served` (the --frontend stage, vLLM's only) is empty for an SGLang or TensorRT-LLM run."""
     spec = load_spec(str(REPO / run["model"]))
@@ -272,6 +276,7 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
     trtllm = (TrtllmOptionsSim(chunked_prefill=True) if run.get("enable_chunked_prefill")
               else None)
     figures = []
+    sampling = row_sampling(run.get("sampling")) if charge_sampling else None
     try:
         inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
                                  tp=run["tp"], engine=engine, engine_version=run[engine.value],
@@ -284,7 +289,8 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
                                     if "mxfp4_backend" in run else {}))
         for frontend in (False, True) if engine is Engine.vllm else (False,):
             sim, _ = setup(spec, inputs, frontend=frontend,
-                           async_scheduling=run.get("async_scheduling"), trtllm=trtllm)
+                           async_scheduling=run.get("async_scheduling"), trtllm=trtllm,
+                           sampling=sampling)
             m = _served(sim, run)
             figures.append({f"{metric}.{stat}": getattr(m, metric)[stat]
                             for _, metric, stat in (*PAIRS, MEDIAN_TPOT, *E2E)})

@@ -3,12 +3,13 @@ kvplan.engines.vllm.sampler, priced by kvplan.perf.sampler_cost: bytes read in t
 GPU's HBM rate, nothing fitted), frozen at 70bdd3b0 before any row below was replayed with it.
 
 Each vLLM run is replayed as prospective30's machinery does (tests.benches.prospective_runs),
-without and with the sampler, the requests sampling as its client and server make them
-(`GENERATION`): Scicom's prospective56 runs with `vllm bench serve` 0.15.0, which sends no
-temperature / top_p / top_k (its printed Namespace; vllm-project/vllm PR 32723), so the server
-takes the checkpoint's generation_config.json; prospective57's perf-dashboard run with
-benchmark/lib/backend_request_func.py, whose completions payload sends temperature 0.0
-(greedy); the sim-to-real study's runs with inference-perf, whose completion body
+without and with the sampler, the requests sampling as its client and server make them (each
+run's recorded `sampling` row setting, tests.benches.row_sampling, since sampler63): Scicom's
+prospective56 runs with `vllm bench serve` 0.15.0, which sends no temperature / top_p / top_k
+(its printed Namespace; vllm-project/vllm PR 32723), so the server takes the checkpoint's
+generation_config.json; prospective57's perf-dashboard run with
+benchmark/lib/backend_request_func.py, whose completions payload sends temperature 0.0 (greedy);
+the sim-to-real study's runs with inference-perf, whose completion body
 (inference_perf/apis/completion.py, to_request_body) sends no sampling key (the campaign's
 values.yaml: api type completion, vllm/vllm-openai:v0.15.1). The rule is read for vLLM 0.15
 only: runs of other releases are left out (counted), and so are the sets with none
@@ -34,40 +35,17 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.engines.base import Engine
 from kvplan.engines.vllm.sampler import SamplingParams
-from kvplan.sources.generation_config import read_generation_config
 from tests.benches.prospective_runs import PAIRS, REPO, load, requests
+from tests.benches.row_sampling import row_sampling, sampling_label
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
-GEN = Path(__file__).resolve().parents[1] / "data" / "generation_configs"
 TTFT, TPOT = PAIRS[0], PAIRS[2]
-# The generation_config the server fills each run's requests from (model id -> file); a
-# greedy client's runs by source.
-GENERATION = {
-    "Qwen/Qwen3-8B": "qwen3-8b", "Qwen/Qwen3-14B": "qwen3-14b", "Qwen/Qwen3-32B": "qwen3-32b",
-    "openai/gpt-oss-120b": "gpt-oss-120b",
-    "meta-llama/Llama-3.1-70B-Instruct": "llama-3.1-70b-instruct",
-    # The base checkpoint's generation_config is assumed to carry the Instruct's sampling keys
-    # (temperature 0.6, top_p 0.9; not read here).
-    "meta-llama/Llama-3.1-70B": "llama-3.1-70b-instruct",
-}
-GREEDY_SOURCES = ("vllm-perf-dashboard-h200",)
-# The sim-to-real study's model configs -> generation_config (the campaign names no checkpoint:
-# Llama-3.1-8B taken as the Instruct, Mixtral's set no sampling key either way).
-STUDY_GENERATION = {"qwen3-14b.json": "qwen3-14b", "llama-3.1-8b": "llama-3.1-8b-instruct",
-                    "llama-3.1-8b.json": "llama-3.1-8b-instruct", "mixtral-8x7b.json": "mixtral",
-                    "mixtral-8x22b-instruct.json": "mixtral"}
-
-
-def _params(name: str) -> SamplingParams:
-    return SamplingParams.resolve({}, read_generation_config(GEN / f"{name}.json"))
 
 
 def run_sampling(run: dict) -> SamplingParams | None:  # type: ignore[type-arg]
-    """What every request of `run` samples with; None where the bench does not know."""
-    if run["source"] in GREEDY_SOURCES:
-        return SamplingParams(temperature=0.0)
-    name = GENERATION.get(run.get("model_id", ""))
-    return None if name is None else _params(name)
+    """What every request of `run` samples with (its recorded `sampling` row setting,
+    tests.benches.row_sampling); None where the bench does not know."""
+    return row_sampling(run.get("sampling"))
 
 
 def replay(run: dict) -> tuple[tuple[float, float], tuple[float, float]] | str:  # type: ignore[type-arg]
@@ -109,8 +87,7 @@ def print_set(name: str) -> None:
             continue
         s = run_sampling(run)
         assert s is not None
-        kind = "greedy" if s.greedy else (
-            f"T {s.temperature:g}, top-p {s.top_p:g}" + (f", top-k {s.top_k}" if s.top_k else ""))
+        kind = sampling_label(s)
         done.append(res)
         (t0, p0), (t1, p1) = res
         print(f"| {run['id']} | {kind} | {t0:+.1%} -> {t1:+.1%} | {p0:+.1%} -> {p1:+.1%} |")
@@ -127,13 +104,10 @@ def print_sim_to_real() -> None:
     default beside the sampler, per set; runs of another release than 0.15 left out."""
     from tests.benches.sim_to_real import print_stages_beside, simulate_run
 
-    def generation(run) -> str | None:
-        return STUDY_GENERATION.get(Path(run.model).name)
-
     print_stages_beside(
         "sim-to-real study stages: default -> with the sampler",
-        lambda run: (simulate_run(run), simulate_run(run, sampling=_params(generation(run)))),
-        keep=lambda run: generation(run) is not None and str(run.vllm).startswith("0.15"))
+        lambda run: (simulate_run(run, charge_sampling=False), simulate_run(run)),
+        keep=lambda run: run.sampling is not None and str(run.vllm).startswith("0.15"))
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ from kvplan.engines.vllm.sampler import SamplingParams
 from kvplan.model.spec import ModelSpec
 from tests.benches import accelmark_runs, mixtral_ttft, tp_breakdown
 from tests.benches.fitted_rows import SHAPED_BY
+from tests.benches.row_sampling import row_sampling
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
 REPO = Path(__file__).resolve().parents[2]
@@ -85,6 +86,8 @@ class Run:
     profile: str
     workload: dict  # type: ignore[type-arg]
     cpu_offload_gb: float = 0.0  # vLLM --cpu-offload-gb (the offload runs)
+    # What the requests sampled with (tests.benches.row_sampling; runs.json sampling_amended)
+    sampling: dict | None = None  # type: ignore[type-arg]
 
     @property
     def stages(self) -> list[tuple[float, int]]:
@@ -201,9 +204,13 @@ def run_inputs(run: Run) -> tuple[ModelSpec, EstimateInputs]:
 def simulate_run(run: Run, *, async_scheduling: bool | None = None,
                  api_server: bool = True, frontend: bool = False,
                  moe_jit_compile_s: float | None = None, api_output: bool = False,
-                 sampling: SamplingParams | None = None, engine_core_cpu: bool | None = None
-                 ) -> Simulated:
+                 sampling: SamplingParams | None = None, engine_core_cpu: bool | None = None,
+                 charge_sampling: bool = True) -> Simulated:
+    """`run` replayed; the sampler charged for `sampling`, else (`charge_sampling`) for the
+    run's recorded sampling (tests.benches.row_sampling, since sampler63), else not."""
     spec, inputs = run_inputs(run)
+    if sampling is None and charge_sampling:
+        sampling = row_sampling(run.sampling)
     sim, _ = setup(spec, inputs, async_scheduling=async_scheduling, api_server=api_server,
                    frontend=frontend, moe_jit_compile_s=moe_jit_compile_s,
                    api_output=api_output, sampling=sampling, engine_core_cpu=engine_core_cpu)

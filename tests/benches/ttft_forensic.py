@@ -86,6 +86,7 @@ from kvplan.engines.vllm.frontend import (
 from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
 from tests.benches.moe_gemm_bench import moe_fitted
 from tests.benches.prospective_runs import REPO, load, requests, split_of
+from tests.benches.row_sampling import row_sampling
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
 # The prospective sets, in the page's order.
@@ -330,6 +331,7 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
     spec = load_spec(str(REPO / run["model"]))
     engine = engine_of(run)
     dense = spec.moe is None
+    sampling = row_sampling(run.get("sampling"))  # as run_one charges it (sampler63)
     try:
         inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
                                  tp=run["tp"], engine=engine, engine_version=run[engine.value],
@@ -342,7 +344,7 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
               ungraphed_launch() if opts.vllm_ungraphed else nullcontext()):
             sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
                            engine_core_cpu=opts.engine_core_cpu,
-                           async_scheduling=run.get("async_scheduling"))
+                           async_scheduling=run.get("async_scheduling"), sampling=sampling)
             if opts.prompt_host:
                 sim = replace(sim, scheduler=replace(
                     sim.scheduler, api_server=prompt_host_stage(opts.frontend)))
@@ -351,7 +353,8 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
                     eager, _ = setup(spec, inputs, frontend=opts.frontend,
                                      api_output=opts.api_output,
                                      engine_core_cpu=opts.engine_core_cpu,
-                                     async_scheduling=run.get("async_scheduling"))
+                                     async_scheduling=run.get("async_scheduling"),
+                                     sampling=sampling)
                 sim = replace(sim, cost=AboveGraphs(  # type: ignore[arg-type]
                     graphed=sim.cost, eager=eager.cost, max_graph_tokens=sim.cost.graph_sizes[-1]))
             return _traced(set_name, run, sim, dense)
