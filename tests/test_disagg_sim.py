@@ -170,6 +170,7 @@ class _OneAtATime:
     pool_tokens = 10**9
     page_tokens = 1
     max_running = 10
+    recv_interval = 1  # new requests taken at every boundary
 
     def admits(self, state, queued: int, input_len: int, max_new_tokens: int) -> int:
         return min(queued, 1) if state.held == 0 else 0

@@ -755,6 +755,15 @@ _AIC_PROSPECTIVE_WHY59 = tuple(f"aiconfigurator dsr1_{run}" for run in (
 # The TensorRT-LLM rows the lead named for rangeratio60 (disagg-bench 3j / 3m: gb200 cfg388 and
 # gb300 cfg417 overshooting TTFT at 1.40-1.51 with sa-bench's measurement), every row of those
 # two configurations: their misses made the session read sa-bench's --random-range-ratio.
+# The SGLang rows whose srt-slurm recipe sets --scheduler-recv-interval 10 on a TP decode role
+# (disagg63; tests/benches/disagg_miss63.py), read before its rule.
+_AIC_PROSPECTIVE_RECV63 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    *(f"gb200_sglang_fp4_disagg_1024x1024_c{c}_cfg486" for c in (4, 8, 32)),
+    *(f"gb200_sglang_fp4_disagg_8192x1024_c{c}_cfg481" for c in (4, 8)),
+    *(f"gb200_sglang_fp8_disagg_1024x1024_c{c}_cfg502" for c in (4, 8)),
+    *(f"gb200_sglang_fp8_disagg_8192x1024_c{c}_cfg536" for c in (4, 8, 16)),
+    *(f"gb300_sglang_fp4_disagg_1024x1024_c{c}_cfg571" for c in (4, 8, 32)),
+    *(f"gb300_sglang_fp4_disagg_8192x1024_c{c}_cfg569" for c in (4, 8, 32, 64))))
 _AIC_PROSPECTIVE_RANGE60 = tuple(f"aiconfigurator dsr1_{run}" for run in (
     *(f"gb200_trtllm_fp4_disagg_1024x1024_c{c}_cfg388" for c in (12, 24, 48, 96, 192)),
     *(f"gb200_trtllm_fp4_disagg_8192x1024_c{c}_cfg388" for c in (12, 44, 76)),
@@ -1605,6 +1614,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "rows' first evaluation, where --frontend overshot the 128-token runs' mean "
                 "TTFT by +178 to +670 % (the fit's 84 requests/s ceiling under the 133 served)",
            rows=_PROSPECTIVE62_APRIL_CONC200),
+    Shaped(commit="f704b035",
+           rule="SGLang's decode --scheduler-recv-interval in the disaggregated replay "
+                "(kvplan.engines.sglang.decode_admission, 'Taking requests in': new requests "
+                "taken every N decode steps, before the preallocation that gates the prefill), "
+                "the srt-slurm low-latency TP recipes' 10 fed (disagg_rows._recipe_recv); "
+                "written after disagg63's table of these rows' TTFT at <= 16 users was read, "
+                "frozen before any replay with it: the 17 rows both inside 6 -> 7, TTFT inside "
+                "7 -> 11, median TTFT ratio 0.68 -> 0.84, TPOT unchanged",
+           rows=_AIC_PROSPECTIVE_RECV63),
 )
 
 
