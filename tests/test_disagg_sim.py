@@ -170,6 +170,7 @@ class _OneAtATime:
     pool_tokens = 10**9
     page_tokens = 1
     max_running = 10
+    recv_interval = 1  # new requests taken at every boundary
 
     def admits(self, state, queued: int, input_len: int, max_new_tokens: int) -> int:
         return min(queued, 1) if state.held == 0 else 0
@@ -419,3 +420,48 @@ def test_admits_each_charges_each_request_its_own_prompt() -> None:
     idle = DecodeRankState(free_tokens=3000, running=0, pending=0, running_tokens=0)
     assert adm.admits_each(idle, [(1000, 10), (900, 10), (100, 10)], 0) == 2
     assert adm.admits(idle, 3, 1000, 10) == 1
+
+
+class _AdmitAll:
+    """A decode admission that admits every request it has taken in, taking new requests in
+    every `recv_interval` decode steps (SGLang's --scheduler-recv-interval; a stub)."""
+
+    pool_tokens = 10**9
+    page_tokens = 1
+    max_running = 10
+
+    def __init__(self, recv_interval: int) -> None:
+        self.recv_interval = recv_interval
+
+    def admits(self, state, queued: int, input_len: int, max_new_tokens: int) -> int:
+        return queued
+
+    def single_need(self, input_len: int, max_new_tokens: int) -> int:
+        return 0
+
+    def admits_each(self, state, heads, running_need: int) -> int:
+        return len(list(heads))
+
+
+def test_decode_recv_interval_by_hand() -> None:
+    # disagg63 (kvplan.engines.sglang.decode_admission, "Taking requests in"). Two users, user 0
+    # asking 2 tokens a request, user 1 40 (lengths in send order: rid 0 user 0, rid 1 user 1,
+    # rid 2 user 0's second, rid 3 user 0's third, rids 4-5 user 1's), prefill steps 0.1 s,
+    # decode steps 0.01 s, transfer 0.005 s, the first token at the transfer's end (fts None);
+    # the decode worker takes requests in every 4 decode steps. Both first prompts are taken at
+    # once (idle worker), prefilled 0-0.1 s, seated at the 0.11 boundary (a take: nothing
+    # running yet). Rid 0 ends at 0.12 and user 0 resends (rid 2) while rid 1 decodes: the
+    # boundaries 0.12, 0.13, 0.14 are the 1st-3rd since the take at 0.11, 0.15 the 4th, where
+    # rid 2 is taken and admitted: prefill 0.15-0.25, first token 0.255, TTFT 0.135 s (0.105
+    # taken at once), 0.03 of it admission. Rid 4 (user 1's second, measured too) is sent at
+    # 0.50 when rid 1 ends, with nothing left running (rid 3 ended at 0.42): taken at once,
+    # TTFT 0.105. Mean of the two measured (round 1): 0.120 s, admission 0.015 s.
+    lengths = ((100, 2), (100, 40), (100, 2), (100, 2), (100, 2), (100, 2))
+    base = replace(_inputs(fts=None), lengths=lengths)
+    res = _fixed(replace(base, decode_admission=_AdmitAll(4)))
+    assert res.measured == 2
+    assert res.ttft_ms == pytest.approx(120.0)
+    assert res.phases is not None and res.phases.admission_ms == pytest.approx(15.0)
+    once = _fixed(replace(base, decode_admission=_AdmitAll(1)))
+    assert once.ttft_ms == pytest.approx(105.0)
+    assert once.phases is not None and once.phases.admission_ms == pytest.approx(0.0)

@@ -146,3 +146,25 @@ def test_deepep_roles_by_hand() -> None:
     # Its weights: the dense MLPs, shared experts and lm_head whole on each decode rank, so the
     # rank's pool holds fewer tokens than with them split over the 32 ranks.
     assert with_it.decode.capacity.token_capacity < without.decode.capacity.token_capacity
+
+
+def test_decode_recv_interval_by_hand() -> None:
+    # disagg63: recipes/gb200-fp8/8k1k/low-latency.yaml at 686df21e sets scheduler-recv-interval
+    # 10 on both roles (TP 8, no DP attention); gb300-fp8/8k1k/stp/low-latency.yaml at 3c922355
+    # 10 on the prefill and 1 on the decode; gb200-fp8/8k1k/mid-curve.yaml (DP attention) none.
+    # The replay's decode admission takes the decode role's N where it is above 1 without DP
+    # attention (disagg_rows._recipe_recv), else SGLang's default 1.
+    gb200 = srt_slurm_sglang.by_version("recipes/gb200-fp8/8k1k/low-latency.yaml",
+                                        "686df21eb78bcdf693d3cfdb8c78cbd100089b42")
+    assert (gb200.prefill.scheduler_recv_interval, gb200.decode.scheduler_recv_interval) == (10, 10)
+    gb300 = srt_slurm_sglang.by_version("recipes/gb300-fp8/8k1k/stp/low-latency.yaml",
+                                        "3c922355ffcfcc62a7be30779934cefc45363ee6")
+    assert gb300.decode.scheduler_recv_interval == 1
+    row = _row("dsr1_gb200_sglang_fp8_disagg_8192x1024_c4_cfg536")
+    assert _recipe(row) == gb200
+    st = disagg_rows._setup(disagg_rows._setup_key(row), sglang_recipe=(gb200.path, gb200.commit))
+    assert st.batching is not None and st.batching.decode_admission is not None
+    assert st.batching.decode_admission.recv_interval == 1  # the setup: SGLang's default
+    taken = disagg_rows._recipe_recv(st.batching, gb200).decode_admission
+    assert taken is not None and taken.recv_interval == 10
+    assert disagg_rows._recipe_recv(st.batching, gb300).decode_admission.recv_interval == 1

@@ -139,6 +139,11 @@ class DecodeAdmission(Protocol):
     pool_tokens: int  # the rank's pool
     page_tokens: int  # its page size
     max_running: int  # running requests at most
+    # The decode scheduler takes newly sent requests in only at some step boundaries: every
+    # `recv_interval` decode steps while it only decodes, at once after a step that seated
+    # handed-over requests or while it is idle (SGLang's --scheduler-recv-interval:
+    # kvplan.engines.sglang.decode_admission); 1: at every boundary.
+    recv_interval: int
 
     def admits(self, state: DecodeRankState, queued: int, input_len: int,
                max_new_tokens: int) -> int:

@@ -526,6 +526,22 @@ def _recipe_batching(batching: PrefillBatching, srt: srt_slurm_sglang.SglangReci
     return replace(out, decode_admission=adm, decode_max_seqs=max(1, adm.max_running))
 
 
+RECV_INTERVAL_COMMIT = "disagg63"  # the decode role's --scheduler-recv-interval (`_recipe_recv`)
+
+
+def _recipe_recv(batching: PrefillBatching, srt: srt_slurm_sglang.SglangRecipe
+                 ) -> PrefillBatching:
+    """The decode rank's admission at the recipe's decode --scheduler-recv-interval (disagg63:
+    the decode scheduler takes new requests every N decode steps, so a prompt waits for that
+    before its preallocation and prefill: kvplan.engines.sglang.decode_admission, "Taking
+    requests in"), where the recipe sets it on a decode role without DP attention (SGLang
+    refuses it with DP attention); else unchanged."""
+    d, adm = srt.decode, batching.decode_admission
+    if adm is None or not d.scheduler_recv_interval or d.enable_dp_attention:
+        return batching
+    return replace(batching, decode_admission=replace(adm, recv_interval=d.scheduler_recv_interval))
+
+
 def trt_context_recipe(row: dict[str, str]) -> srt_slurm_recipes.SrtRecipe | None:
     """The srt-slurm recipe version a TensorRT-LLM row ran (as `recipe_decode_seats` finds it),
     else None (sglseat58): its context server's max_batch_size and max_num_tokens per rank
@@ -554,7 +570,7 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
             recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
             deepep: bool = True, client: bool = True,
-            lengths: bool = True, routing: bool = False
+            lengths: bool = True, routing: bool = False, recv_interval: bool = True
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
@@ -581,7 +597,9 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     in); `routing` True: srt-slurm's Dynamo frontends' choice of worker not by load, drawn
     uniformly (frozen on at 4121cdc6, off since: its evaluation refuted it, disagg_why.py).
     `lengths` False: sa-bench's requests all at the row's ISL / OSL, not its --random-range-ratio
-    0.8 draw (before rangeratio60: disagg_client.client); the bench's counterfactual only."""
+    0.8 draw (before rangeratio60: disagg_client.client); the bench's counterfactual only.
+    `recv_interval` False: an SGLang recipe's decode --scheduler-recv-interval not applied
+    (`_recipe_recv`, before disagg63); the bench's counterfactual only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
@@ -589,7 +607,7 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
                         generator=generator, input_budget=input_budget,
                         recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
                         recipe_context=recipe_context, deepep=deepep, client=client,
-                        lengths=lengths, routing=routing)
+                        lengths=lengths, routing=routing, recv_interval=recv_interval)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -633,7 +651,7 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
              input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
              recipe_context: bool = True, deepep: bool = True, client: bool = True,
              lengths: bool = True,
-             routing: bool = False
+             routing: bool = False, recv_interval: bool = True
              ) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
     trt = trt_context_recipe(row) if recipe_context else None
@@ -643,6 +661,8 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
     batching = st.batching
     if recipe_seats and batching is not None:
         batching = replace(batching, decode_max_seqs=decode_max_seqs(row, st))
+    if recv_interval and srt is not None and batching is not None:
+        batching = _recipe_recv(batching, srt)
     if not input_budget and batching is not None:
         batching = replace(batching, input_budget=None)
     if not admission and batching is not None and batching.decode_admission is not None:
@@ -700,7 +720,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            recipe_seats: bool = True, sglang_recipe: bool = True,
            recipe_context: bool = True, deepep: bool = True, client: bool = True,
            lengths: bool = True,
-           routing: bool = False) -> Replay:
+           routing: bool = False, recv_interval: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -719,7 +739,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       input_budget=input_budget, recipe_seats=recipe_seats,
                                       sglang_recipe=sglang_recipe,
                                       recipe_context=recipe_context, deepep=deepep,
-                                      client=client, lengths=lengths, routing=routing)
+                                      client=client, lengths=lengths, routing=routing,
+                                      recv_interval=recv_interval)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -770,10 +791,11 @@ def prospective_replays() -> list[Replay]:
 # disagg_client.client); `routing`=True, srt-slurm's Dynamo frontends' uniform draw of the
 # worker instead of the least-loaded one (disaggwhy59, disagg_client.routing; default at
 # 4121cdc6, off since); `lengths`=False, sa-bench's requests all at the row's ISL / OSL instead
-# of its --random-range-ratio 0.8 draw (rangeratio60, disagg_client.client).
+# of its --random-range-ratio 0.8 draw (rangeratio60, disagg_client.client); `recv_interval`=False,
+# an SGLang recipe's decode --scheduler-recv-interval not applied (disagg63, `_recipe_recv`).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
             "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep", "client",
-            "routing", "lengths")
+            "routing", "lengths", "recv_interval")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

@@ -756,6 +756,15 @@ _AIC_PROSPECTIVE_WHY59 = tuple(f"aiconfigurator dsr1_{run}" for run in (
 # The TensorRT-LLM rows the lead named for rangeratio60 (disagg-bench 3j / 3m: gb200 cfg388 and
 # gb300 cfg417 overshooting TTFT at 1.40-1.51 with sa-bench's measurement), every row of those
 # two configurations: their misses made the session read sa-bench's --random-range-ratio.
+# The SGLang rows whose srt-slurm recipe sets --scheduler-recv-interval 10 on a TP decode role
+# (disagg63; tests/benches/disagg_miss63.py), read before its rule.
+_AIC_PROSPECTIVE_RECV63 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    *(f"gb200_sglang_fp4_disagg_1024x1024_c{c}_cfg486" for c in (4, 8, 32)),
+    *(f"gb200_sglang_fp4_disagg_8192x1024_c{c}_cfg481" for c in (4, 8)),
+    *(f"gb200_sglang_fp8_disagg_1024x1024_c{c}_cfg502" for c in (4, 8)),
+    *(f"gb200_sglang_fp8_disagg_8192x1024_c{c}_cfg536" for c in (4, 8, 16)),
+    *(f"gb300_sglang_fp4_disagg_1024x1024_c{c}_cfg571" for c in (4, 8, 32)),
+    *(f"gb300_sglang_fp4_disagg_8192x1024_c{c}_cfg569" for c in (4, 8, 32, 64))))
 _AIC_PROSPECTIVE_RANGE60 = tuple(f"aiconfigurator dsr1_{run}" for run in (
     *(f"gb200_trtllm_fp4_disagg_1024x1024_c{c}_cfg388" for c in (12, 24, 48, 96, 192)),
     *(f"gb200_trtllm_fp4_disagg_8192x1024_c{c}_cfg388" for c in (12, 44, 76)),
@@ -1621,6 +1630,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "set's TPOT mean median |error| 16.8 -> 12.5 %, at 200 18.4 -> 9.2 %, at 10 "
                 "6.3 -> 8.2 %; tests/benches/sampler63_runs.py)",
            rows=_PROSPECTIVE56_SCICOM_VLLM + _PROSPECTIVE62_SCICOM_VLLM),
+    Shaped(commit="f704b035",
+           rule="SGLang's decode --scheduler-recv-interval in the disaggregated replay "
+                "(kvplan.engines.sglang.decode_admission, 'Taking requests in': new requests "
+                "taken every N decode steps, before the preallocation that gates the prefill), "
+                "the srt-slurm low-latency TP recipes' 10 fed (disagg_rows._recipe_recv); "
+                "written after disagg63's table of these rows' TTFT at <= 16 users was read, "
+                "frozen before any replay with it: the 17 rows both inside 6 -> 7, TTFT inside "
+                "7 -> 11, median TTFT ratio 0.68 -> 0.84, TPOT unchanged",
+           rows=_AIC_PROSPECTIVE_RECV63),
 )
 
 
@@ -1783,6 +1801,10 @@ LAST_RULE_CHANGE = {
     # pdload53's SGLang prefill input budget (80acbcc: kvplan/analysis/simulate/disagg_sim.py,
     # kvplan/analysis/disagg*.py, kvplan/engines/sglang/options.py): every replayed prospective
     # SGLang row shaped it (SHAPED_BY); no frozen row not yet replayed became replayable with it.
+    # disagg63's SGLang decode --scheduler-recv-interval (f704b035: kvplan/engines/sglang/
+    # decode_admission.py, kvplan/analysis/simulate/disagg_sim.py, kvplan/engines/handover.py):
+    # the default interval 1 moves no prediction; the 17 rows whose recipes set 10 shaped it
+    # (SHAPED_BY); no frozen row not yet replayed became replayable with it.
     "disagg": RuleChange(commit="80acbcc9d017", time="2026-12-05T07:06:41+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "

@@ -61,6 +61,9 @@ class SglangRole:
     # --ep-num-redundant-experts on a DeepEP role (deepepx60; 32 on each, None elsewhere): the
     # extra experts' weights (kvplan.capacity.weights.redundant_experts_held).
     ep_num_redundant_experts: int | None = None
+    # --scheduler-recv-interval (disagg63): on a decode role, how often its scheduler takes new
+    # requests (kvplan.engines.sglang.decode_admission.SglangDecodeAdmission.recv_interval).
+    scheduler_recv_interval: int | None = None
 
     def deepep_settings(self) -> dict[str, object]:
         """The role's DeepEP flags as kvplan's SGLang options (kvplan.engines.sglang.deepep),

@@ -44,6 +44,11 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
   pages and a slot until it ends, and one more token a decode step it runs (its pages
   whole); the rule reads the rank's free tokens, running and pending counts and the running
   requests' tokens (kvplan.engines.handover.DecodeRankState). Its TTFT includes the wait.
+  Where the rule takes requests in only at some boundaries (`DecodeAdmission.recv_interval`
+  N > 1: SGLang's --scheduler-recv-interval, kvplan.engines.sglang.decode_admission), a worker
+  takes the prompts sent to it at the N-th boundary since its last take while it decodes, at
+  once at a boundary where handed-over requests join or while nothing runs on it; a prompt
+  waits for that take before its admission.
 - Decode worker: `ranks` ranks in lockstep; each holds at most `decode_max_seqs` running
   requests (more wait, ready, for a seat); a step takes `decode_step_s(batch)` at the largest
   rank's batch, and each running request gains one token.
@@ -233,6 +238,9 @@ class _Run:
         # and their largest (kept as they join and end).
         self.d_needs: list[dict[int, int]] = [{} for _ in range(nd)]
         self.d_need_max = [0] * nd
+        # Per decode worker, boundaries since its last take and when that was (`_take`).
+        self.d_recv = [0] * inp.decode_workers
+        self.d_taken_s = [0.0] * inp.decode_workers
 
     def _push(self, t: float, kind: int, worker: int, payload: object) -> None:
         self.seq += 1
@@ -364,7 +372,7 @@ class _Run:
         admitted: list[_Req] = []
         for rank in range(w * inp.decode_ranks, (w + 1) * inp.decode_ranks):
             queue = self.d_queue[rank]
-            if not queue:
+            if not queue or queue[0].sent_s > self.d_taken_s[w]:
                 continue
             state = DecodeRankState(
                 free_tokens=adm.pool_tokens - self.d_alloc[rank],
@@ -375,6 +383,7 @@ class _Run:
             else:
                 n = adm.admits_each(state, ((r.prompt_len, r.output_len) for r in queue),
                                     self.d_need_max[rank])
+            n = min(n, sum(1 for r in queue if r.sent_s <= self.d_taken_s[w]))  # taken in
             for _ in range(n):
                 req = queue.popleft()
                 self.d_alloc[rank] += cdiv(req.prompt_len, adm.page_tokens) * adm.page_tokens
@@ -385,6 +394,22 @@ class _Run:
         # pop_bootstrapped), whichever decode rank admitted them.
         for req in sorted(admitted, key=lambda r: r.rid):
             self._enqueue_prefill(req, t)
+
+    def _take(self, w: int, t: float) -> None:
+        """Worker w's boundary at t: whether it takes the prompts sent to it so far in (module
+        docstring, `recv_interval`): at the N-th boundary since its last take, or at once where
+        nothing runs on it (an idle loop) or handed-over requests join here (a prebuilt step)."""
+        assert self.admission is not None
+        inp, n = self.inp, self.admission.recv_interval
+        lo, step = w * inp.decode_ranks, self.d_step[w]
+        self.d_recv[w] += 1
+        if (n > 1 and self.d_busy[w] and max(self.d_running[lo:lo + inp.decode_ranks]) > 0
+                and self.d_recv[w] < n
+                and not any(r.ready_s <= t and r.join_from <= step
+                            and self.d_running[r.rank] < inp.decode_max_seqs
+                            for r in self.d_wait[w])):
+            return
+        self.d_recv[w], self.d_taken_s[w] = 0, t
 
     def _handover(self, req: _Req, t: float) -> None:
         if self.admission is None:
@@ -404,6 +429,7 @@ class _Run:
     def _decode_step(self, w: int, t: float) -> None:
         inp = self.inp
         if self.admission is not None:
+            self._take(w, t)
             self._admit(w, t)
         joined: list[_Req] = []
         keep: list[_Req] = []

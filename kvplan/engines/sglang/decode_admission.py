@@ -32,6 +32,24 @@ the preallocation that gates a prompt's prefill (issue 29). Read in SGLang 0.5.5
   // 2, max_num_reqs), or --max-running-requests // dp_size under DP attention in place of
   the first (model_runner.py:558-565; tp_worker.py:281-289 in 0.5.5.post2).
 
+- Taking requests in (disagg63; 0.5.8.post1, and the same in 0.5.5.post2 at the lines in
+  brackets): the decode loop (decode.py:860-894 [806-], `event_loop_overlap_disagg_decode`)
+  calls `recv_requests` before `process_decode_queue`, and with --scheduler-recv-interval
+  N > 1 (server_args.py:605 [:518] `scheduler_recv_interval`, default 1: no skipper)
+  `recv_requests` returns nothing unless the skipper lets it (scheduler.py:1182-1187
+  [1040-1044]): managers/scheduler_recv_skipper.py `handle` adds the weight of the last
+  iteration's forward mode to a counter and takes the requests when it reaches N, then
+  restarts from 0; the weights (environ.py:222-225 [the skipper module's own
+  _WEIGHT_OF_FORWARD_MODE, _DEFAULT_WEIGHT]) are 1 after a DECODE iteration or with no
+  last batch (an idle loop: its spins reach N at once here) and 1,000 after any other, a
+  PREBUILT one included (`get_next_disagg_decode_batch_to_run`, :907-: the handed-over
+  requests seated in an iteration of their own before the running batch takes them). So while
+  it only decodes a sent request waits for the N-th decode step since the last take, and it
+  waits before its preallocation, hence before its prefill (the bootstrap above). SGLang
+  refuses the skipper with DP attention (SchedulerRecvSkipper.__init__, `assert not
+  server_args.enable_dp_attention`). The simulation applies it (kvplan.analysis.simulate.
+  disagg_sim, `recv_interval`).
+
 Not modelled: retraction (a running request out of pages is retracted and resumed later,
 `retracted_queue`), the last prebuilt batch's reservation (:635-643, a transient of one
 iteration), and the prefill's own bootstrap-queue poll (one prefill iteration at most).
@@ -66,6 +84,8 @@ class SglangDecodeAdmission:
     max_running: int  # the scheduler's max_running_requests
     reserved_tokens: int = RESERVED_DECODE_TOKENS
     clip_new_tokens: int = CLIP_MAX_NEW_TOKENS
+    # --scheduler-recv-interval (module docstring, "Taking requests in"); 1: SGLang's default.
+    recv_interval: int = 1
 
     @property
     def slots(self) -> int:
