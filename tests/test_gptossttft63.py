@@ -77,3 +77,17 @@ def test_data_file_is_of_the_printed_runs() -> None:
                                                         abs=0.006)
             checked += 1
     assert checked >= 60
+
+
+def test_prefills_per_large_step_by_hand() -> None:
+    # DOC: the one gap in (15 ms, 0.5 s) is A's 0.02 s ending at 0.73, where no first token
+    # arrives: one step of at most 50 ms that finished no prompt.
+    assert g.prefills_per_large_step(DOC) == ({0: 1}, {})
+    # A: tokens 0.1, 0.16 (a 0.06 s gap), 0.17; B's first token at 0.16; C's at 0.3; D's at
+    # 0.14 then 0.161 (a 0.021 s gap). The two gap ends 0.16 and 0.161 are 1 ms apart: one step,
+    # its gap the longer, 0.06 > 0.05; the first tokens within 3 ms of 0.16: B's only.
+    doc = {"start_times": [0.0] * 4, "ttfts": [0.1, 0.16, 0.3, 0.14],
+           "itls": [[0.06, 0.01], [0.01], [0.01], [0.021]]}
+    assert g.prefills_per_large_step(doc) == ({}, {1: 1})
+    # Split at 0.07 s instead: the same step is on the low side.
+    assert g.prefills_per_large_step(doc, split_s=0.07) == ({1: 1}, {})

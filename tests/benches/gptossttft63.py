@@ -16,6 +16,7 @@ FINDING is the reading, candidate by candidate, with its verdict.
 
 from __future__ import annotations
 
+import bisect
 import json
 import statistics
 import subprocess
@@ -84,6 +85,32 @@ def stall_episodes(doc: dict, *, stall_s: float = STALL_S,  # type: ignore[type-
     return [(a, b, int(n)) for a, b, n in episodes]
 
 
+def prefills_per_large_step(doc: dict, *, split_s: float = 0.05,  # type: ignore[type-arg]
+                            window_s: float = 0.003) -> tuple[dict[int, int], dict[int, int]]:
+    """The steps behind the large gaps (LARGE_GAP_S < gap < STALL_S): gap ends within
+    `window_s` of one another are one step (its gap the longest); per step, the requests whose
+    first token arrived within `window_s` of it (the prompts it finished). Counted per number
+    of such prompts, apart for steps of gap <= `split_s` and above: ({prompts: steps}, ...)."""
+    ends = sorted((t, g) for times in token_times(doc)
+                  for t, g in ((b, b - a) for a, b in zip(times[:-1], times[1:], strict=True))
+                  if LARGE_GAP_S < g < STALL_S)
+    steps: list[list[float]] = []
+    for t, g in ends:
+        if steps and t - steps[-1][0] <= window_s:
+            steps[-1][1] = max(steps[-1][1], g)
+        else:
+            steps.append([t, g])
+    firsts = sorted(s + t for s, t in zip(doc["start_times"], doc["ttfts"], strict=True))
+    low: dict[int, int] = {}
+    high: dict[int, int] = {}
+    for t, g in steps:
+        k = (bisect.bisect_right(firsts, t + window_s)
+             - bisect.bisect_left(firsts, t - window_s))
+        side = low if g <= split_s else high
+        side[k] = side.get(k, 0) + 1
+    return dict(sorted(low.items())), dict(sorted(high.items()))
+
+
 def summarize(doc: dict) -> dict[str, float]:  # type: ignore[type-arg]
     """One run's figures (module docstring): the TTFT mean / median (ms) as recomputed; the
     large gaps (count, p10 / p50 / p90 ms, and per band of BANDS_MS); the stall episodes
@@ -105,6 +132,9 @@ def summarize(doc: dict) -> dict[str, float]:  # type: ignore[type-arg]
         **{f"gaps_{a}_{b}_ms": sum(1 for x in big if a < 1e3 * x <= b)
            for a, b in zip(BANDS_MS[:-1], BANDS_MS[1:], strict=True)},
         "stalls": len(eps), "stall_s": sum(b - a for a, b, _ in eps),
+        **dict(zip(("prompts_per_step_le_50_ms", "prompts_per_step_over_50_ms"),
+                   ({str(k): n for k, n in side.items()}
+                    for side in prefills_per_large_step(doc)), strict=True)),
         "clear_requests": len(clear),
         "clear_mean_ttft_ms": 1e3 * statistics.fmean(clear) if clear else 0.0,
     }
@@ -183,13 +213,19 @@ every figure from DATA and this module's printout; all of it read after the rows
 6. Attention with sinks (FlashAttention 3 on Hopper, gptosshopper62's reading): a kernel's cost
    grows with the tokens; a mode flat from 5,120 to 8,192 tokens does not. Not the mode.
 7. CUDA graphs. The modes split where a step passes the largest capture size (1,024 tokens for
-   gpt-oss from 0.11.1, kvplan.engines.vllm.graph_sizes): at 128 in, steps of a few prefills
-   stay graphed (8-20 ms gaps) and those of eight or more run ungraphed (60-100 ms). A floor of
-   about 60 ms on every ungraphed step, whatever its size, reads as host time that a graph
-   hides (36 MoE layers: about 1.7 ms each of the triton_kernels path's Python, or a host sync)
-   - a hypothesis: no GPU was lent to time a 0.15 gpt-oss step's host and device parts.
-   kvplan's opt-in ungraphed launch cost (kvplan.perf.vllm_ungraphed, 4.4 us a launch) is two
-   orders too small for it.
+   gpt-oss from 0.11.1, kvplan.engines.vllm.graph_sizes). Counting the prompts whose first token
+   arrives with the step behind each large gap (`prefills_per_large_step`): at 128 in, c25 /
+   c50, the steps of at most 50 ms finished up to 7 prompts (8 once), those above 50 ms 8-17 (4
+   once), 8 x 128 tokens plus the decodes being just over 1,024; at 512 in the steps above 50 ms
+   finished 2 or more prompts (2 x 512 plus decodes: over 1,024; one finished none), those of at
+   most 50 ms up to 2; at 1,024 in the steps above 50 ms finished one or more (1,024 plus
+   decodes; a few finished none: a prompt's earlier chunk). Qwen3-8B's steps of up to 29
+   128-token prompts (about 3,700 tokens, past its 512-token ceiling) take at most 50 ms. A
+   floor of about 60 ms on every ungraphed gpt-oss step, whatever its size, reads as host time
+   that a graph hides (36 MoE layers: about 1.7 ms each of the triton_kernels path's Python, or
+   a host sync): a hypothesis, no GPU was lent to time a 0.15 gpt-oss step's host and device
+   parts. kvplan's opt-in ungraphed launch cost (kvplan.perf.vllm_ungraphed, 4.4 us a launch) is
+   two orders too small for it.
 8. What-if (`replay`, diagnostic only: the floor is read from these rows). Every ungraphed
    gpt-oss step at least 60 ms: the 15 shaped rows' median |mean TTFT error| 79 -> 54 %
    (median |TPOT error| 12 -> 11 %, as printed); 128 in at c10 overshoots (+39 %: kvplan's
@@ -314,7 +350,15 @@ def main() -> None:
         sel = [v for v in runs.values() if v["model"] == model]
         print(f"\n{model}: {sum(v['stalls'] for v in sel)} stall episodes in {len(sel)} runs "
               f"(concurrency 10-200)", end="")
-    print("\n\n## kvplan's step at those shapes (ms)\n")
+    print("\n\n## Prompts finished by each step behind a large gap: {prompts: steps}, gaps of "
+          "at most 50 ms / above (gpt-oss-120b and Qwen3-8B, concurrency 10-50)\n")
+    for v in sorted(runs.values(), key=lambda v: (v["model"], v["concurrency"], v["input_len"])):
+        if v["model"] in ("gpt-oss-120b", "Qwen3-8B") and v["concurrency"] <= 50:
+            print(f"- {v['model']} {v['input_len']:,} in, c{v['concurrency']}: "
+                  + " / ".join(str({int(k): n for k, n in sorted(
+                      v[key].items(), key=lambda kv: int(kv[0]))})
+                      for key in ("prompts_per_step_le_50_ms", "prompts_per_step_over_50_ms")))
+    print("\n## kvplan's step at those shapes (ms)\n")
     for label, shapes in step_prices().items():
         print(f"- {label}: " + "; ".join(f"{k} {v:.1f}" for k, v in shapes.items()))
     print(f"\n## What-if (diagnostic, not a rule): gpt-oss steps above the largest CUDA graph "
