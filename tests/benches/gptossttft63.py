@@ -33,6 +33,7 @@ LARGE_GAP_S = 0.015  # an inter-token gap above every decode-only step of these 
 STALL_S = 0.5  # an inter-token gap no step of these runs' sizes explains (kvplan's 8,192-token
 # step is 34-76 ms for these models): the server did not step for that long
 JOIN_S = 0.2  # stalled gaps that start within this of an episode's end belong to it
+LAYOUTS = ("TP8_DP1", "TP4_DP2")  # TP4_DP2: two TP 4 replicas (not replayed; a control)
 BANDS_MS = (15, 20, 50, 100, 500)  # the large gaps counted per band (ms): (15, 20], (20, 50], ...
 
 
@@ -141,8 +142,9 @@ def summarize(doc: dict) -> dict[str, float]:  # type: ignore[type-arg]
 
 
 def extract(mirror: str) -> dict:  # type: ignore[type-arg]
-    """DATA's content from a git mirror of Scicom's llm-benchmaq: every TP8_DP1 April sweep
-    file (not the 'benchmaq-h100x8' ones) of MODELS, summarized, keyed by file name."""
+    """DATA's content from a git mirror of Scicom's llm-benchmaq: every TP8_DP1 and TP4_DP2
+    April sweep file (not the 'benchmaq-h100x8' ones) of MODELS, summarized, keyed by file
+    name."""
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", mirror, *args], check=True, capture_output=True,
                               text=True).stdout
@@ -150,11 +152,12 @@ def extract(mirror: str) -> dict:  # type: ignore[type-arg]
     for model, stem in MODELS.items():
         folder = f"{SWEEP_DIR}/{model}"
         for path in git("ls-tree", "--name-only", f"{SCICOM_COMMIT}:{folder}").split():
-            if path.startswith(f"{stem}_TP8_DP1_in") and path.endswith(".json"):
-                doc = json.loads(git("show", f"{SCICOM_COMMIT}:{folder}/{path}"))
-                w = path.split("_in")[1].split("_")
-                runs[path] = {"model": model, "input_len": int(w[0]),
-                              "concurrency": int(w[3][1:]), **summarize(doc)}
+            for layout in LAYOUTS:
+                if path.startswith(f"{stem}_{layout}_in") and path.endswith(".json"):
+                    doc = json.loads(git("show", f"{SCICOM_COMMIT}:{folder}/{path}"))
+                    w = path.split("_in")[1].split("_")
+                    runs[path] = {"model": model, "layout": layout, "input_len": int(w[0]),
+                                  "concurrency": int(w[3][1:]), **summarize(doc)}
     return {"what": ("Per-run figures of Scicom's April H100 TP 8 vLLM 0.15.0 sweeps, computed "
                      "by tests.benches.gptossttft63.summarize from each run's --save-detailed "
                      f"JSON at llm-benchmaq {SCICOM_COMMIT[:7]} ({SWEEP_DIR})"),
@@ -220,12 +223,21 @@ every figure from DATA and this module's printout; all of it read after the rows
    finished 2 or more prompts (2 x 512 plus decodes: over 1,024; one finished none), those of at
    most 50 ms up to 2; at 1,024 in the steps above 50 ms finished one or more (1,024 plus
    decodes; a few finished none: a prompt's earlier chunk). Qwen3-8B's steps of up to 29
-   128-token prompts (about 3,700 tokens, past its 512-token ceiling) take at most 50 ms. A
-   floor of about 60 ms on every ungraphed gpt-oss step, whatever its size, reads as host time
-   that a graph hides (36 MoE layers: about 1.7 ms each of the triton_kernels path's Python, or
-   a host sync): a hypothesis, no GPU was lent to time a 0.15 gpt-oss step's host and device
-   parts. kvplan's opt-in ungraphed launch cost (kvplan.perf.vllm_ungraphed, 4.4 us a launch) is
-   two orders too small for it.
+   128-token prompts (about 3,700 tokens, past its 512-token ceiling) take at most 50 ms. At TP
+   8 alone this reads as a floor of about 60 ms on every ungraphed gpt-oss step, whatever its
+   size (host time a graph hides: 36 MoE layers, about 1.7 ms each of the triton_kernels path's
+   Python, or a host sync). The TP4_DP2 files of the same sweeps (two TP 4 replicas, not
+   replayed by kvplan; DATA holds them as a control) say it is not only that. The jump is there
+   (512 in c10: 1,753 gaps in (15, 20] ms, 14 in (20, 50], 503 in (50, 100]: one 512-token
+   prompt with four decodes is graphed, a five-prompt wave is not), but the full-chunk mode
+   grows from 64-71 ms at TP 8 to 95-97 ms at TP 4 (2,048-4,096 in, c25 / c50), by the 1.4x
+   Qwen3-8B's grows (55-57 -> 79-80 ms), which is device time; and at 2,048 in c10 296 TP 4 gaps
+   lie in (20, 50] ms (p10 34.1): ungraphed steps below the TP 8 floor. So part of the mode is
+   device time kvplan does not charge gpt-oss's ungraphed steps (the MoE at prefill sizes:
+   gptosshopper62 found 'about twice' at 8,192-token prompts under Marlin), part a jump at the
+   graph ceiling; no GPU was lent to time a 0.15 gpt-oss step's host and device parts apart.
+   kvplan's opt-in ungraphed launch cost (kvplan.perf.vllm_ungraphed, 4.4 us a launch) was not
+   tried on these rows.
 8. What-if (`replay`, diagnostic only: the floor is read from these rows). Every ungraphed
    gpt-oss step at least 60 ms: the 15 shaped rows' median |mean TTFT error| 79 -> 54 %
    (median |TPOT error| 12 -> 11 %, as printed); 128 in at c10 overshoots (+39 %: kvplan's
@@ -235,11 +247,12 @@ every figure from DATA and this module's printout; all of it read after the rows
    measured TTFT of about three such steps where the replay waits about two.
 
 Verdict: no rule. The two mechanisms are in the rows, not in code kvplan has read to the line
-(the floor's cause and the compile keys are open), and no held-out row can test a floor: the
-other gpt-oss rows kvplan replays run Marlin (prospective57's 0.15.1 H200 run forces it;
-0.10.2 / 0.11.0 rows of prospective31, 57, 60 predate the vendored triton_kernels) or SGLang
+(the jump's host / device split and the compile keys are open), and no held-out row can test a
+floor: the other gpt-oss rows kvplan replays run Marlin (prospective57's 0.15.1 H200 run forces
+it; 0.10.2 / 0.11.0 rows of prospective31, 57, 60 predate the vendored triton_kernels) or SGLang
 (prospective56, 61). Next: on a lent H100, time one 0.15 gpt-oss step of 513-8,192 tokens
-ungraphed (CPU and GPU time apart) and read triton_kernels v3.5.0's launch keys.
+ungraphed (CPU and GPU time apart), and the same step through Marlin; read triton_kernels
+v3.5.0's launch keys.
 """
 
 
@@ -335,10 +348,14 @@ def main() -> None:
           "| gaps in (15, 20] / (20, 50] / (50, 100] / (100, 500] ms | stalls > 0.5 s: n, s "
           "| TTFT mean of requests no stall touched, ms (n) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for v in sorted(runs.values(), key=lambda v: (v["model"], v["concurrency"], v["input_len"])):
-        if v["concurrency"] > 50:
+    order = sorted(runs.values(), key=lambda v: (v["layout"] != "TP8_DP1", v["model"],
+                                                 v["concurrency"], v["input_len"]))
+    for v in order:
+        if v["concurrency"] > 50 or (v["layout"] != "TP8_DP1"
+                                     and v["model"] not in ("gpt-oss-120b", "Qwen3-8B")):
             continue
-        print(f"| {v['model']} | {v['input_len']:,} | {v['concurrency']} | "
+        tp4 = " (TP4_DP2)" if v["layout"] != "TP8_DP1" else ""
+        print(f"| {v['model']}{tp4} | {v['input_len']:,} | {v['concurrency']} | "
               f"{v['mean_ttft_ms']:.1f} / {v['median_ttft_ms']:.1f} | {v['large_gaps']:,}: "
               f"{v['large_gap_p10_ms']:.1f} / {v['large_gap_p50_ms']:.1f} / "
               f"{v['large_gap_p90_ms']:.1f} | "
@@ -347,13 +364,14 @@ def main() -> None:
               + f" | {v['stalls']}, {v['stall_s']:.2f} | "
               f"{v['clear_mean_ttft_ms']:.1f} ({v['clear_requests']:,}) |")
     for model in MODELS:
-        sel = [v for v in runs.values() if v["model"] == model]
+        sel = [v for v in runs.values() if v["model"] == model and v["layout"] == "TP8_DP1"]
         print(f"\n{model}: {sum(v['stalls'] for v in sel)} stall episodes in {len(sel)} runs "
               f"(concurrency 10-200)", end="")
     print("\n\n## Prompts finished by each step behind a large gap: {prompts: steps}, gaps of "
           "at most 50 ms / above (gpt-oss-120b and Qwen3-8B, concurrency 10-50)\n")
-    for v in sorted(runs.values(), key=lambda v: (v["model"], v["concurrency"], v["input_len"])):
-        if v["model"] in ("gpt-oss-120b", "Qwen3-8B") and v["concurrency"] <= 50:
+    for v in order:
+        if (v["model"] in ("gpt-oss-120b", "Qwen3-8B") and v["concurrency"] <= 50
+                and v["layout"] == "TP8_DP1"):
             print(f"- {v['model']} {v['input_len']:,} in, c{v['concurrency']}: "
                   + " / ".join(str({int(k): n for k, n in sorted(
                       v[key].items(), key=lambda kv: int(kv[0]))})
