@@ -176,3 +176,26 @@ def test_two_attention_dp_engines_beat_a_bigger_tp_and_one_fewer_gpu_misses() ->
     assert len(tp4) == 1 and tp4[0]["tpot_ms_p90"] > 16
     assert data["search"]["engine_gpus"] == [1, 2, 4]
     assert [c["node"] for c in data["launch"]["commands"]] == [0, 1]
+
+
+def test_attention_tp_above_one_launches_in_each_engines_form() -> None:
+    """4 ranks of attention TP 2 on 8 GPUs, each rank simulated with 50 running requests.
+    SGLang: `--tp-size 8 --dp-size 4 --enable-dp-attention --ep-size 8`, the server's
+    --max-running-requests 4 x 50 = 200 (each rank takes it // dp_size). vLLM: 4 engines of
+    `--tensor-parallel-size 2` (`--data-parallel-size 4 --enable-expert-parallel`), its
+    --max-num-seqs per DP rank, 50."""
+    spec = load_model("deepseek-v2-lite")[0]
+    trial = LayoutTrial(tp=2, dp=4, dp_attention=True, ep=8, meets=True, metrics=None,
+                        running_cap=50, mem_fraction=0.8)
+    (sgl,) = rate_launch(spec, trial, engine=Engine.sglang, gpu="H100-80GB", context=8192,
+                         kv_dtype="bf16", gpus_per_node=8).commands
+    a = sgl.argv
+    assert (a[a.index("--tp-size") + 1], a[a.index("--dp-size") + 1]) == ("8", "4")
+    assert a[a.index("--ep-size") + 1] == "8" and "--enable-dp-attention" in a
+    assert a[a.index("--max-running-requests") + 1] == "200"
+    (vll,) = rate_launch(spec, trial, engine=Engine.vllm, gpu="H100-80GB", context=8192,
+                         kv_dtype="bf16", gpus_per_node=8).commands
+    v = vll.argv
+    assert v[v.index("--tensor-parallel-size") + 1] == "2"
+    assert v[v.index("--data-parallel-size") + 1] == "4" and "--enable-expert-parallel" in v
+    assert v[v.index("--max-num-seqs") + 1] == "50" and vll.gpus == 8
