@@ -199,3 +199,24 @@ def test_attention_tp_above_one_launches_in_each_engines_form() -> None:
     assert v[v.index("--tensor-parallel-size") + 1] == "2"
     assert v[v.index("--data-parallel-size") + 1] == "4" and "--enable-expert-parallel" in v
     assert v[v.index("--max-num-seqs") + 1] == "50" and vll.gpus == 8
+
+
+def test_a_model_too_big_for_a_node_is_served_by_tp_over_two_nodes() -> None:
+    """DeepSeek-V3 (FP8, ~671 GB of weights) on 80 GB H100s under SGLang, 2 req/s of 1,000 in /
+    200 out (50 requests, seed 0), up to 2 nodes of 8, SLOs p90 TTFT 5 s / TPOT 200 ms (set
+    loose before any value was seen). On at most 8 GPUs an engine's weights leave no room for one
+    request of the context (refused at set-up), so every layout of under 16 GPUs and 2 replicas
+    of TP 8 are refused; before planrep63 (TP at most a node) no layout met (exit 3).
+    Now TP 16 over both nodes is tried and meets (simulated when this test was written: p90
+    TTFT 389.8 ms, TPOT 33.6 ms), launched with SGLang's --nnodes 2; one fewer GPU is refused."""
+    code, data = _json("plan", "deepseek-v3", "--gpu", "H100-80GB", "--engine", "sglang", "-c",
+                       "8192", "--rate", "2", "--slo-ttft-ms", "5000", "--slo-tpot-ms", "200",
+                       "--input-len", "1000", "--output-len", "200", "--num-requests", "50",
+                       "--seed", "0", "--nodes", "2")
+    assert code == 0 and data["gpus"] == 16 and data["layout_text"] == "tp 16"
+    assert all(t["refused"] for t in data["trials"] if t["gpus"] < 16)
+    assert data["one_fewer"]["gpus"] == 15 and data["one_fewer"]["refused"]
+    cmds = data["launch"]["commands"]
+    assert [c["node"] for c in cmds] == [0, 1]
+    assert all(c["argv"][c["argv"].index("--nnodes") + 1] == "2" for c in cmds)
+    assert data["search"]["engine_gpus"] == [1, 2, 4, 8, 16]
