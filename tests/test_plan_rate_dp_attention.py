@@ -11,7 +11,11 @@ from functools import partial
 
 from typer.testing import CliRunner
 
-from kvplan.analysis.simulate.dp_lockstep import DpAttentionLayout, attention_dp_engine
+from kvplan.analysis.simulate.dp_lockstep import (
+    DpAttentionLayout,
+    attention_dp_engine,
+    attention_dp_engines,
+)
 from kvplan.analysis.simulate.rate_search import Shape, _layouts
 from kvplan.cli import app
 from kvplan.engines.base import Engine
@@ -76,25 +80,30 @@ def test_dense_models_never_get_attention_dp_layouts() -> None:
     assert dense.moe is None
     for engine in Engine:
         assert attention_dp_engine(engine.rules, dense, 8) is None
+        assert attention_dp_engines(engine.rules, dense, 8) == ()
     shapes = list(_layouts((1, 2, 4, 8), 8, 100,
-                           partial(attention_dp_engine, Engine.sglang.rules, dense)))
+                           partial(attention_dp_engines, Engine.sglang.rules, dense)))
     assert shapes == list(_layouts((1, 2, 4, 8), 8, 100))
     assert all(s.rank is None for s in shapes)
 
 
 def test_attention_dp_layouts_follow_the_plain_ones_of_their_gpu_count() -> None:
     """1: TP 1; 2: 1 x 2, 2 x 1, then attention DP over 2; 3: 1 x 3 only (3 is not a TP
-    degree tried); 4: 1 x 4, 2 x 2, 4 x 1, attention DP over 4."""
+    degree tried); 4: 1 x 4, 2 x 2, 4 x 1, attention DP over 4 ranks, then SGLang's 2 ranks of
+    attention TP 2 (--tp 4 --dp 2, planrep63). Up to 4 GPUs on a node of 4: no engine is
+    copied (two engines of 2 would share a node)."""
     spec = load_model("deepseek-v2-lite")[0]
     shapes = list(_layouts((1, 2, 4), 4, 100,
-                           partial(attention_dp_engine, Engine.sglang.rules, spec)))
+                           partial(attention_dp_engines, Engine.sglang.rules, spec), 4))
     two = Shape(tp=2, dp=2, rank=DpAttentionLayout(tp=2, dp_attention=True, ep=2, gpus=2,
                                                    attention_dp_size=2))
     four = Shape(tp=4, dp=4, rank=DpAttentionLayout(tp=4, dp_attention=True, ep=4, gpus=4,
                                                     attention_dp_size=4))
+    four_tp2 = Shape(tp=4, dp=2, rank=DpAttentionLayout(tp=4, dp_attention=True, ep=4,
+                                                        gpus=4, attention_dp_size=2))
     assert shapes == [Shape(tp=1, dp=1), Shape(tp=1, dp=2), Shape(tp=2, dp=1), two,
                       Shape(tp=1, dp=3), Shape(tp=1, dp=4), Shape(tp=2, dp=2),
-                      Shape(tp=4, dp=1), four]
+                      Shape(tp=4, dp=1), four, four_tp2]
 
 
 def test_moe_at_a_tight_tpot_gets_attention_dp_and_one_fewer_gpu_misses() -> None:

@@ -23,7 +23,14 @@ from kvplan.analysis.simulate.rate_search import LayoutTrial
 from kvplan.engines.base import Engine
 from kvplan.engines.context import long_context_env
 from kvplan.engines.kv_dtype import known_auto_kv_dtype
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, declared_kv_dtype
+from kvplan.engines.launch import (
+    LaunchLayout,
+    LaunchPlan,
+    LaunchSettings,
+    declared_kv_dtype,
+    nodes_per_replica,
+    replicate_on_nodes,
+)
 from kvplan.engines.sglang.deepep import moe_a2a_launch_groups
 from kvplan.hardware.gpus import get_gpu
 from kvplan.model.spec import ModelSpec
@@ -31,11 +38,13 @@ from kvplan.model.spec import ModelSpec
 
 def trial_layout(trial: LayoutTrial, gpus_per_node: int) -> LaunchLayout:
     """The trial as the engine's launch command spells it (kvplan.engines.launch): `dp`
-    replicas of `tp` GPUs, or one engine of the trial's GPUs with attention DP over its `dp`
-    ranks and the experts over `ep` of them."""
-    tp = trial.gpus if trial.dp_attention else trial.tp
-    return LaunchLayout(tp=tp, dp=trial.dp, ep=trial.ep, dp_attention=trial.dp_attention,
-                        gpus_per_node=gpus_per_node)
+    replicas of `tp` GPUs, or one attention-DP engine of the trial's (each of its `engines`
+    copies') GPUs, attention DP over its ranks and the experts over `ep` of them."""
+    if not trial.dp_attention:
+        return LaunchLayout(tp=trial.tp, dp=trial.dp, ep=trial.ep,
+                            gpus_per_node=gpus_per_node)
+    return LaunchLayout(tp=trial.gpus // trial.engines, dp=trial.ranks, ep=trial.ep,
+                        dp_attention=True, gpus_per_node=gpus_per_node)
 
 
 def running_flag(engine: Engine, trial: LayoutTrial, gpus_per_node: int) -> int:
@@ -67,6 +76,10 @@ def rate_launch(spec: ModelSpec, trial: LayoutTrial, *, engine: Engine, gpu: str
         limit_mm_per_prompt=mm.get("limit_mm_per_prompt", ()),
         skip_mm_profiling=bool(mm.get("skip_mm_profiling")),
         extra_groups=moe_a2a_launch_groups(moe_a2a or {})), ref=ref)
+    if trial.engines > 1:  # copies of one attention-DP engine, each on its own whole nodes
+        one = trial_layout(trial, gpus_per_node)
+        launch = replicate_on_nodes(launch, trial.engines, nodes_per_replica(one.gpus,
+                                                                             gpus_per_node))
     env = long_context_env(spec, context, engine)
     unwritten = [f"--engine-arg {a}" for a in engine_args] + (
         [f"--max-num-batched-tokens {max_num_batched_tokens}"]

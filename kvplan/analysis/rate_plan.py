@@ -1,5 +1,6 @@
 """`kvplan plan MODEL --rate R --slo-ttft-ms X --slo-tpot-ms Y` (issue 30, item 5): the fewest GPUs
-(TP x replicas, or for a MoE model one engine with attention DP over them) that serve the
+(TP x replicas, or for a MoE model engines with attention DP: one, or replicas of one that
+fills whole nodes; ranks of attention TP 1 and up where the engine runs them) that serve the
 request stream within the SLOs in the simulator
 (kvplan.analysis.simulate.rate_search.fewest_gpus), with its goodput and headroom, and the
 layouts of fewer GPUs that were simulated and missed.
@@ -32,6 +33,19 @@ MOE_A2A_FIELDS = ("moe_a2a_backend", "deepep_mode", "moe_dense_tp_size", "enable
 TPS = (1, 2, 4, 8)  # the TP degrees tried (fewest_gpus), up to --gpus-per-node
 
 
+def engine_sizes(gpus_per_node: int, nodes: int) -> tuple[int, ...]:
+    """The GPUs one engine (a TP replica, an attention-DP engine) is tried on: TPS up to a
+    node, then whole nodes, 2, 4, 8 ... of them up to `nodes`: the sizes every engine's launch
+    writes over nodes (kvplan.engines.<name>.launch: SGLang --nnodes, vLLM --nnodes or a Ray
+    cluster, TensorRT-LLM mpirun; each spans whole nodes only: nodes_per_replica)."""
+    spans = []
+    span = 2
+    while span <= nodes:
+        spans.append(span * gpus_per_node)
+        span *= 2
+    return tuple(tp for tp in TPS if tp <= gpus_per_node) + tuple(spans)
+
+
 @dataclass(frozen=True, kw_only=True)
 class RatePlan:
     model: str
@@ -53,6 +67,7 @@ class RatePlan:
     # The answer's commands as simulated (kvplan.analysis.rate_launch); None: no answer.
     launch: LaunchPlan | None = None
     launch_refused: str = ""  # why the engine's launch writer refused the answer (no launch)
+    sizes: tuple[int, ...] = ()  # the GPUs one engine was tried on (engine_sizes)
 
     @property
     def best(self) -> LayoutTrial | None:
@@ -76,8 +91,9 @@ class RatePlan:
     def layout_text(self, trial: LayoutTrial) -> str:
         """The trial's layout in the engine's own words (EngineRules.layout_text): "tp 8,
         dp-attention 8, ep 8" for SGLang, "tp 1, dp 8, ep 8 (data-parallel attention)" for
-        vLLM."""
-        return Engine(self.engine).rules.layout_text(self.launch_layout(trial))
+        vLLM; copies of an attention-DP engine as "2 x (tp 8, dp-attention 8, ep 8)"."""
+        text = Engine(self.engine).rules.layout_text(self.launch_layout(trial))
+        return text if trial.engines == 1 else f"{trial.engines} x ({text})"
 
     def at(self, trial: LayoutTrial, metric: str) -> float | None:
         """The trial's `metric` (ttft_ms, tpot_ms) at the SLO percentile."""
@@ -118,9 +134,12 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     engine's defaults), on every layout too. `cost_rules`: the time model's opt-in rules
     (kvplan.perf.cost_rules.CostRules; None: none), on every layout; `moe_a2a`: SGLang's MoE
     all-to-all settings as kvplan's options give them (EngineSettings' fields of those names;
-    --engine-arg sets them too). `dp_attention`: also try, for a MoE model, one engine with
-    attention DP over 2, 4, 8 GPUs (up to `gpus_per_node`) where the engine runs it as
-    `kvplan simulate --dp-attention` does (rate_search.fewest_gpus; False: `--no-dp-attention`)."""
+    --engine-arg sets them too). `dp_attention`: also try, for a MoE model, engines with
+    attention DP over 2, 4, 8 GPUs (up to `gpus_per_node`) and whole nodes (engine_sizes), one
+    or copies of one that fills whole nodes, in every form the engine runs as `kvplan simulate
+    --dp-attention` does (rate_search.fewest_gpus; False: `--no-dp-attention`). The layouts
+    are at most `gpus_per_node` x `nodes` GPUs, a TP engine over nodes of a size in
+    engine_sizes."""
     check_token_sized(spec, "plan --rate")
     settings = with_engine_args(EngineSettings(max_num_seqs=max_num_seqs,
                                                max_num_batched_tokens=max_num_batched_tokens,
@@ -139,7 +158,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     options = WorkloadOptions(rate=rate) if workload is None else workload
     if options.rate != rate:
         options = replace(options, rate=rate)
-    tps = tuple(tp for tp in TPS if tp <= gpus_per_node)
+    tps = engine_sizes(gpus_per_node, nodes)
     max_gpus = gpus_per_node * nodes
     search = fewest_gpus(spec, partial(requests_from, options), gpu=gpu, context=ctx,
                          slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
@@ -149,6 +168,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          limit_mm_per_prompt=limit_mm_per_prompt,
                          skip_mm_profiling=skip_mm_profiling, executor=executor,
                          settings=settings, cost_rules=cost_rules, dp_attention=dp_attention,
+                         gpus_per_node=gpus_per_node,
                          jobs=usable_cpus() if jobs is None else jobs)
     launch, refused = None, ""
     if search.best is not None:
@@ -162,7 +182,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
         except InputError as exc:  # the engine's launch refuses it: the answer stands
             refused = str(exc)
     return RatePlan(model=model, launch=launch, launch_refused=refused, gpu=gpu,
-                    engine=engine.value, rate=rate,
+                    engine=engine.value, rate=rate, sizes=tps,
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
                     context=ctx, max_gpus=max_gpus, search=search,
                     workload={"num_requests": options.num_requests,

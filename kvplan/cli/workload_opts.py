@@ -53,8 +53,9 @@ JobsOpt = Annotated[int | None, typer.Option(
 NoDpAttentionOpt = Annotated[bool, typer.Option(
     "--no-dp-attention", rich_help_panel=RATE_LAYOUTS_PANEL,
     help="With --rate: leave out the layouts with attention data parallelism (tried by "
-         "default for a MoE model: one engine of 2, 4, 8 GPUs, attention DP over them, "
-         "experts over them, as `kvplan simulate --dp-attention` runs it).")]
+         "default for a MoE model: engines of 2, 4, 8 GPUs or whole nodes, attention DP "
+         "over them at attention TP 1 and up, experts over them, one engine or copies of one "
+         "filling whole nodes, as `kvplan simulate --dp-attention` runs it).")]
 ExecutorOpt = Annotated[Executor, typer.Option(
     "--executor", help="With --rate: where layouts are simulated: local (this process), "
                        "process (a pool of --jobs processes) or ray (Ray tasks; RAY_ADDRESS "

@@ -8,7 +8,8 @@ is shared here. Pure: commands are argv lists, never run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError
@@ -242,3 +243,39 @@ def multi_node_note(plan_nodes: int, *, addresses: bool = True) -> tuple[str, ..
             f"{HEAD_IP} is the head node's address as the other nodes reach it: set HEAD_IP "
             f"in each node's shell first ({others}). The model must be at the same path on "
             "every node.",)
+
+
+_NODE_REF = re.compile(r"\$(?:HEAD_IP|NODE(\d+)_IP)\b")
+
+
+def _shift_refs(arg: str, offset: int) -> str:
+    """`arg` with every node placeholder naming the node `offset` further on."""
+    return _NODE_REF.sub(lambda m: node_ip(int(m.group(1) or 0) + offset), arg)
+
+
+def replicate_on_nodes(plan: LaunchPlan, copies: int, nodes_each: int) -> LaunchPlan:
+    """`copies` independent copies of the server `plan` starts on its `nodes_each` whole nodes
+    (an attention-DP engine: its ranks exchange tokens only among themselves), copy k on nodes
+    k x nodes_each on: its commands and their node placeholders moved there, its head's address
+    the first of them. A load balancer in front deals the requests to the copies."""
+    if copies <= 1:
+        return plan
+
+    def moved(c: Command, k: int) -> Command:
+        off = k * nodes_each
+        return Command(node=c.node + off, gpus=c.gpus,
+                       groups=tuple(tuple(_shift_refs(a, off) for a in g) for g in c.groups),
+                       setup=tuple(tuple(_shift_refs(a, off) for a in g) for g in c.setup))
+
+    heads = ", ".join(node_ip(k * nodes_each) for k in range(copies))
+    # One node each: the engine's plan says nothing of nodes; over nodes it says it for one.
+    nodes = multi_node_note(copies, addresses=False) if nodes_each == 1 else ()
+    where = ("on its own node" if nodes_each == 1
+             else f"on its own {nodes_each} nodes, written as the first's with its own head's "
+                  "address")
+    return replace(plan, commands=tuple(moved(c, k) for k in range(copies)
+                                        for c in plan.commands),
+                   notes=plan.notes + nodes + (
+                       f"{copies} independent servers, each {where} (heads {heads}): put a "
+                       "load balancer in front that deals the requests round-robin, as "
+                       "simulated.",))

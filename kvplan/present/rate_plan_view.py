@@ -1,7 +1,11 @@
 """`kvplan plan --rate`: the fewest GPUs that meet the SLOs, and the layouts tried, as a table and
 JSON records (issue 30, item 5: `rate`, `slo`, `gpus`, `layout`, `replicas`, `goodput`, then
 what the search returned; `dp_attention` and `ep` of each layout, and the answer's
-`layout_text`, the engine's own words for it)."""
+`layout_text`, the engine's own words for it; since planrep63 `servers` (the independent
+servers the stream is dealt to: replicas, or copies of an attention-DP engine) and `ranks`
+(attention-DP ranks of each), and `search`: the GPUs one engine was tried on and what was not
+searched). `replicas` keeps its meaning: the schedulers that split the requests (replicas, or
+all attention-DP ranks of all copies)."""
 
 from __future__ import annotations
 
@@ -26,13 +30,26 @@ def _trial(plan: RatePlan, t: LayoutTrial) -> dict[str, Any]:
             "goodput": None if t.metrics is None else t.metrics.goodput,
             "refused": t.refused or None, "dp_attention": t.dp_attention, "ep": t.ep,
             # The running-request cap each scheduler (replica, attention-DP rank) simulated.
-            "running_cap": t.running_cap}
+            "running_cap": t.running_cap,
+            # The independent servers the stream is dealt to (replicas, attention-DP engines)
+            # and the attention-DP ranks of each (1 without attention DP).
+            "servers": t.servers, "ranks": t.ranks}
 
 
-def _label(t: LayoutTrial) -> str:
+def _label(t: LayoutTrial, plain: str = "{tp} x {dp}") -> str:
     """A table row's layout: "TP x replicas", or "N DP-attn" for one engine of N attention-DP
-    ranks (a note gives the engine's words)."""
-    return f"{t.dp} DP-attn" if t.dp_attention else f"{t.tp} x {t.dp}"
+    ranks (a note gives the engine's words), "2 x (N DP-attn)" for two such engines, ", TP 2"
+    after it where each rank is 2 GPUs."""
+    if not t.dp_attention:
+        return plain.format(tp=t.tp, dp=t.dp)
+    one = f"{t.ranks} DP-attn" + (f", TP {t.tp}" if t.tp > 1 else "")
+    return f"{t.engines} x ({one})" if t.engines > 1 else one
+
+
+# What plan --rate does not search, and why (the launch places each server on whole nodes).
+NOT_SEARCHED = ("replicas of an attention-DP engine smaller than a node (kvplan's launch puts "
+                "each such server on its own whole nodes), an engine over a number of nodes "
+                "that is not a power of two, pipeline parallelism")
 
 
 def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
@@ -61,6 +78,9 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         # Its commands, as plan's static answer gives them (LaunchPlan.to_dict).
         "launch": None if plan.launch is None else plan.launch.to_dict(),
         **({"launch_refused": plan.launch_refused} if plan.launch_refused else {}),
+        "servers": None if best is None else best.servers,
+        # The GPUs one engine was tried on (TP, or attention DP), and what was not searched.
+        "search": {"engine_gpus": list(plan.sizes), "not_searched": NOT_SEARCHED},
     }
 
 
@@ -85,7 +105,9 @@ def rate_plan_view(plan: RatePlan) -> View:
                                                                       ("TPOT", "tpot_ms"))
                           if room[k] is not None)
         goodput = best.metrics.goodput if best.metrics is not None else None
-        shape = (f"one engine ({plan.layout_text(best)})" if best.dp_attention
+        shape = (f"one engine ({plan.layout_text(best)})"
+                 if best.dp_attention and best.engines == 1
+                 else f"{best.engines} engines: {plan.layout_text(best)}" if best.dp_attention
                  else f"TP {best.tp} x {best.dp} replica(s)")
         notes = [f"MEETS: {best.gpus} {plan.gpu} GPU(s), {shape}, serve {plan.rate:g} req/s "
                  f"within {slos} at {key}"
@@ -95,16 +117,22 @@ def rate_plan_view(plan: RatePlan) -> View:
             last = plan.fewer[-1]
             why = last.refused or (f"{key} TTFT {_ms(plan.at(last, 'ttft_ms'))} ms, TPOT "
                                    f"{_ms(plan.at(last, 'tpot_ms'))} ms")
-            shape = f"{last.dp} DP-attn" if last.dp_attention else f"TP {last.tp} x {last.dp}"
+            shape = _label(last, "TP {tp} x {dp}")
             notes.append(f"One fewer: {last.gpus} GPU(s) ({shape}) misses ({why}).")
     notes.append("Each layout simulated on the same request stream (`kvplan simulate`'s "
                  "scheduler and cost model); fewest GPUs first.")
     attention_dp = [t for t in plan.search.trials if t.dp_attention]
+    # The note's example: one engine of N ranks on N GPUs (attention TP 1), as it says.
+    one = [t for t in attention_dp if t.engines == 1 and t.tp == 1]
     if attention_dp:
         notes.append(f"N DP-attn: one {plan.engine_name} engine on N GPUs, attention "
                      "data-parallel over N ranks in lockstep, experts over the GPUs (e.g. "
-                     f"{plan.layout_text(attention_dp[-1])}; `kvplan simulate "
+                     f"{plan.layout_text(one[-1] if one else attention_dp[-1])}; `kvplan simulate "
                      "--dp-attention`).")
+    if any(t.engines > 1 or t.tp > 1 for t in attention_dp):
+        notes.append("R x (N DP-attn): R such engines, each on its own whole nodes, the stream "
+                     "dealt round-robin; \", TP T\": ranks of T GPUs (attention TP T). Not "
+                     f"searched: {NOT_SEARCHED}.")
     if plan.engine_args:
         notes.append("Engine flags on every layout: "
                      + ", ".join(a["given"] for a in plan.engine_args) + ".")

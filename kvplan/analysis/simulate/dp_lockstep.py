@@ -153,21 +153,35 @@ def attention_dp_engine(rules: EngineRules, spec: ModelSpec, ranks: int
     over those GPUs (EP `ranks` where the routed experts split evenly, else 1: even_ep), as
     `simulate --tp T --dp ranks --ep E --dp-attention` runs it: (T, one rank's capacity layout);
     None for a dense model (its ranks exchange nothing: plain replicas), or where the engine
-    does not run that layout as simulated (its check below refuses every form)."""
-    if spec.moe is None or ranks < 2:
-        return None
-    ep = even_ep(spec, ranks)
-    # The engine's own form, found by its own check (`dp_attention_layout`) rather than written
-    # again: SGLang's --tp is the engine's GPUs (--tp D --dp D), vLLM's and TensorRT-LLM's the
-    # rank's (1: vLLM's EP = TP x DP, TensorRT-LLM's ep = the ranks).
-    for tp in (ranks, 1):
-        try:
-            lay = dp_attention_layout(rules, tp=tp, dp=ranks, ep=ep)
-        except InputError:
-            continue
-        if lay.gpus == ranks:
-            return tp, lay
-    return None
+    does not run that layout as simulated (attention_dp_engines' form of `ranks` ranks)."""
+    return next(((tp, lay) for tp, d, lay in attention_dp_engines(rules, spec, ranks)
+                 if d == ranks), None)
+
+
+def attention_dp_engines(rules: EngineRules, spec: ModelSpec, gpus: int
+                         ) -> tuple[tuple[int, int, DpAttentionLayout], ...]:
+    """Every form of one engine of `gpus` GPUs with attention DP that the engine runs as
+    simulated, as (`simulate --tp`, ranks D, one rank's capacity layout): D each divisor of
+    `gpus` from `gpus` down to 2 (attention TP `gpus` / D from 1 up), the experts over the
+    `gpus` GPUs (EP `gpus` where the routed experts split evenly, else 1: even_ep). Each engine's
+    own check (`dp_attention_layout`) keeps what it runs: SGLang `--tp gpus --dp D` (attention
+    TP gpus / D, its pool on the attention-TP group: PlanInputs.attention_dp_size), vLLM
+    `--data-parallel-size D --tensor-parallel-size gpus / D --enable-expert-parallel` (EP = TP x
+    DP), TensorRT-LLM only D = `gpus` (its ranks are one GPU each). Empty for a dense model."""
+    if spec.moe is None or gpus < 2:
+        return ()
+    ep = even_ep(spec, gpus)
+    out = []
+    for ranks in (d for d in range(gpus, 1, -1) if gpus % d == 0):
+        for tp in dict.fromkeys((gpus, gpus // ranks)):
+            try:
+                lay = dp_attention_layout(rules, tp=tp, dp=ranks, ep=ep)
+            except InputError:
+                continue
+            if lay.gpus == gpus:
+                out.append((tp, ranks, lay))
+                break
+    return tuple(out)
 
 
 _BALANCE: dict[Scheduler, Balance] = {Scheduler.mixed_token_budget: vllm_balance,

@@ -2,12 +2,19 @@
 `kvplan plan MODEL --rate R --slo-ttft-ms X --slo-tpot-ms Y`, for the plan command to call).
 
 Layouts are tried by GPU count (TP degree x data-parallel replicas, fewest first, then the
-smaller TP; then, for a MoE model where asked, one engine whose attention runs data-parallel
-over that many GPUs: kvplan.analysis.simulate.dp_lockstep.attention_dp_engine); each is
-simulated on the same requests (kvplan.analysis.simulate.run) and meets the
-SLOs when its TTFT and TPOT at the given percentile are within them. The first that meets them
-is the answer, and every layout with fewer GPUs was simulated and failed (or cannot hold the
-model).
+smaller TP; then, for a MoE model where asked, engines whose attention runs data-parallel:
+one engine over that many GPUs, or replicas of a smaller one that fills whole nodes, the
+smaller engine first, each engine's ranks from attention TP 1 up:
+kvplan.analysis.simulate.dp_lockstep.attention_dp_engines); each is simulated on the same
+requests (kvplan.analysis.simulate.run; replicas, plain or of an attention-DP engine, each
+take every R-th request: the round-robin of a load balancer in front of independent servers)
+and meets the SLOs when its TTFT and TPOT at the given percentile are within them. The first
+that meets them is the answer, and every layout with fewer GPUs was simulated and failed (or
+cannot hold the model).
+
+The search is bounded: per GPU count n, at most one plain layout per TP size in `tps` and one
+attention-DP layout per (engine size in `tps` dividing n, rank count dividing the engine size);
+a layout that cannot hold the model is refused at set-up, before any step is simulated.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any
 from kvplan._util.errors import InputError, KvplanError, UnmodelledError
 from kvplan._util.progress import report
 from kvplan.analysis.inputs import estimate_inputs
-from kvplan.analysis.simulate.dp_lockstep import DpAttentionLayout, attention_dp_engine
+from kvplan.analysis.simulate.dp_lockstep import DpAttentionLayout, attention_dp_engines
 from kvplan.analysis.simulate.engine_args import EngineSettings
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
@@ -32,8 +39,9 @@ from kvplan.model.spec import ModelSpec
 
 @dataclass(frozen=True, kw_only=True)
 class LayoutTrial:
-    """One layout simulated: `dp` replicas of `tp` GPUs, or with `dp_attention` one engine of
-    `dp` attention-DP ranks of `tp` (1) GPUs each, the experts over `ep` of them, in lockstep."""
+    """One layout simulated: `dp` replicas of `tp` GPUs, or with `dp_attention` `engines`
+    engines of `dp // engines` attention-DP ranks of `tp` GPUs each (attention TP: 1, or for
+    SGLang / vLLM above), each engine's experts over `ep` of its GPUs, its ranks in lockstep."""
 
     tp: int
     dp: int
@@ -47,10 +55,23 @@ class LayoutTrial:
     # SimSetup.scheduler.max_num_seqs) and the memory fraction its pool was sized at.
     running_cap: int | None = None
     mem_fraction: float | None = None
+    # Independent copies of the attention-DP engine (dp_attention), the stream dealt to them
+    # round-robin; 1 without attention DP (the replicas are `dp`).
+    engines: int = 1
 
     @property
     def gpus(self) -> int:
         return self.tp * self.dp
+
+    @property
+    def servers(self) -> int:
+        """The independent servers a load balancer deals the stream to."""
+        return self.engines if self.dp_attention else self.dp
+
+    @property
+    def ranks(self) -> int:
+        """Attention-DP ranks of one engine (dp_attention), else 1."""
+        return self.dp // self.engines if self.dp_attention else 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,28 +89,43 @@ def _meets(m: SimMetrics, key: str, slo_ttft_ms: float | None, slo_tpot_ms: floa
 
 @dataclass(frozen=True, kw_only=True)
 class Shape:
-    """A layout to try: `dp` replicas of `tp` GPUs, or (`rank` given) one engine of `dp`
-    attention-DP ranks, `tp` its `simulate --tp` and `rank` one rank's capacity layout."""
+    """A layout to try: `dp` replicas of `tp` GPUs, or (`rank` given) `engines` engines of `dp`
+    attention-DP ranks each, `tp` its `simulate --tp` and `rank` one rank's capacity layout."""
 
     tp: int
     dp: int
     rank: DpAttentionLayout | None = None
+    engines: int = 1
+
+
+# The engine's attention-DP forms over a number of GPUs (dp_lockstep.attention_dp_engines).
+AttentionDpForms = Callable[[int], tuple[tuple[int, int, DpAttentionLayout], ...]]
 
 
 def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int,
-             attention_dp: Callable[[int], tuple[int, DpAttentionLayout] | None] | None = None
+             attention_dp: AttentionDpForms | None = None, gpus_per_node: int = 8
              ) -> Iterator[Shape]:
-    """Layouts by GPU count, fewest first, then the smaller TP, then (`attention_dp`: the
-    engine of that many attention-DP ranks, or None where it runs none) attention DP over
-    the GPUs, for GPU counts in `tps` above 1; at most `max_gpus` GPUs and `max_dp` replicas.
-    Generated, never listed whole."""
+    """Layouts by GPU count, fewest first: the plain ones (the smaller TP first), then
+    (`attention_dp`: the engine's attention-DP forms over so many GPUs, empty where it runs
+    none) attention-DP engines of a size in `tps` above 1 dividing the count, the smaller
+    engine first, each size's forms in their order (attention TP 1 first). Several engines
+    only where one fills whole nodes of `gpus_per_node`: the launch places a server on whole
+    nodes (kvplan.engines.launch.replicate_on_nodes); smaller ones sharing a node are not
+    tried. At most `max_gpus` GPUs and `max_dp` replicas (servers). Generated, never listed
+    whole."""
     for n in range(1, min(max_gpus, max(tps, default=1) * max_dp) + 1):
         for tp in sorted(tps):
             if n % tp == 0 and n // tp <= max_dp:
                 yield Shape(tp=tp, dp=n // tp)
-        engine = None if attention_dp is None or n < 2 or n not in tps else attention_dp(n)
-        if engine is not None:
-            yield Shape(tp=engine[0], dp=n, rank=engine[1])
+        if attention_dp is None:
+            continue
+        for size in sorted(tps):
+            engines = n // size
+            if (size < 2 or n % size or engines > max_dp
+                    or (engines > 1 and size % gpus_per_node)):
+                continue
+            for tp, ranks, rank in attention_dp(size):
+                yield Shape(tp=tp, dp=ranks, rank=rank, engines=engines)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +142,7 @@ class TrialTask:
     # One engine of `dp` attention-DP ranks (`tp`: its `simulate --tp`), this one rank's
     # capacity layout; None: `dp` plain replicas of `tp` GPUs.
     rank: DpAttentionLayout | None = None
+    engines: int = 1  # copies of that attention-DP engine, the stream dealt round-robin
     slo_ttft_ms: float | None
     slo_tpot_ms: float | None
     key: str
@@ -124,11 +161,14 @@ def run_trial(task: TrialTask) -> TrialOutcome:
     """Simulate one layout (pure: the same task gives the same outcome, in any process)."""
     dp, given, rank = task.dp, task.settings, task.rank
     # The layout as listed: GPUs per replica (per attention-DP rank: 1) x replicas (ranks).
-    shown = {"tp": task.tp if rank is None else rank.gpus // dp, "dp": dp,
-             "dp_attention": rank is not None, "ep": 1 if rank is None else rank.ep}
+    shown = {"tp": task.tp if rank is None else rank.gpus // dp, "dp": dp * task.engines,
+             "dp_attention": rank is not None, "ep": 1 if rank is None else rank.ep,
+             "engines": task.engines}
     # One rank's capacity layout with attention DP (as `simulate --dp-attention` sizes it).
     layout = {"tp": task.tp} if rank is None else {
-        "tp": rank.tp, "ep": rank.ep, "dp_attention": rank.dp_attention}
+        "tp": rank.tp, "ep": rank.ep, "dp_attention": rank.dp_attention,
+        **({} if rank.attention_dp_size is None
+           else {"attention_dp_size": rank.attention_dp_size})}
     try:
         sim, _ = setup(task.spec, estimate_inputs(task.spec, context=task.context, gpu=task.gpu,
                                                   **layout, **task.estimate_options,
@@ -142,7 +182,7 @@ def run_trial(task: TrialTask) -> TrialOutcome:
         return TrialOutcome(trial=LayoutTrial(**shown, meets=False, metrics=None,
                                               refused=str(exc)))
     m = simulate(sim, task.requests(), slo_ttft_ms=task.slo_ttft_ms,
-                 slo_tpot_ms=task.slo_tpot_ms).metrics
+                 slo_tpot_ms=task.slo_tpot_ms, engines=task.engines).metrics
     return TrialOutcome(trial=LayoutTrial(
         **shown, meets=_meets(m, task.key, task.slo_ttft_ms, task.slo_tpot_ms), metrics=m,
         running_cap=sim.scheduler.max_num_seqs, mem_fraction=sim.plan.mem_fraction))
@@ -153,17 +193,17 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
                 percentile: int = 90, tps: tuple[int, ...] = (1, 2, 4, 8), max_gpus: int = 16,
                 executor: Executor = Executor.local, jobs: int = 1,
                 settings: EngineSettings | None = None, dp_attention: bool = False,
-                **estimate_options: Any) -> RateSearch:
+                gpus_per_node: int = 8, **estimate_options: Any) -> RateSearch:
     """Try layouts of up to `max_gpus` GPUs, fewest first, on `requests()` (a fresh stream
     each time), stopping at the first that meets the SLOs at `percentile` (50, 90 or 99).
     `executor` / `jobs`: where the layouts are simulated, and how many at once (the next
     layouts run while the first is simulated; the answer and the trials are the serial run's,
     the layouts simulated past the answer are dropped). Other than `local`, `requests` must be
     picklable. `settings`: the engine's own flags, the same on every layout (None: its
-    defaults). `dp_attention`: also try, for a MoE model, one engine whose attention runs
-    data-parallel over each GPU count in `tps` (after the plain layouts of that count), where
-    the engine runs it as simulated (dp_lockstep.attention_dp_engine); a dense model gets
-    none."""
+    defaults). `dp_attention`: also try, for a MoE model, engines whose attention runs
+    data-parallel over a GPU count in `tps` (after the plain layouts of each total count: one
+    engine, or copies of one filling whole nodes of `gpus_per_node`), in each form the engine
+    runs as simulated (dp_lockstep.attention_dp_engines); a dense model gets none."""
     if slo_ttft_ms is None and slo_tpot_ms is None:
         raise InputError("give --slo-ttft-ms and/or --slo-tpot-ms")
     if percentile not in PERCENTILES:
@@ -175,12 +215,13 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
     # 2^40 layouts before anything ran, issue 32).
     max_dp = sum(1 for _ in requests())
     rules = Engine(estimate_options.get("engine") or DEFAULT_ENGINE).rules
-    attention_dp = partial(attention_dp_engine, rules, spec) if dp_attention else None
-    tasks = (TrialTask(spec=spec, requests=requests, tp=s.tp, dp=s.dp, rank=s.rank, gpu=gpu,
+    attention_dp = partial(attention_dp_engines, rules, spec) if dp_attention else None
+    tasks = (TrialTask(spec=spec, requests=requests, tp=s.tp, dp=s.dp, rank=s.rank,
+                       engines=s.engines, gpu=gpu,
                        context=context, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                        key=key, estimate_options=estimate_options,
                        settings=settings or EngineSettings())
-             for s in _layouts(tps, max_gpus, max_dp, attention_dp))
+             for s in _layouts(tps, max_gpus, max_dp, attention_dp, gpus_per_node))
     trials = []
     outcomes = map_ordered(run_trial, tasks, executor=executor, jobs=jobs)
     try:

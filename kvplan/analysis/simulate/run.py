@@ -31,7 +31,7 @@ from kvplan.analysis.simulate.sglang_spec_sim import SglangSpecSimulator, sglang
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
 from kvplan.analysis.simulate.sim_setup import SimResult, SimSetup
-from kvplan.analysis.simulate.sim_types import StepCost
+from kvplan.analysis.simulate.sim_types import SimState, StepCost
 from kvplan.analysis.simulate.spec_acceptance import Acceptance
 from kvplan.analysis.simulate.spec_sim import SpecDecodeSim, SpecSimulator, spec_metrics
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim, TrtllmSimulator
@@ -325,28 +325,42 @@ def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
 def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int | None = None,
              slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
              timeline: bool = False, bulk_decode: bool = True,
-             num_blocks: int | None = None) -> SimResult:
+             num_blocks: int | None = None, engines: int = 1) -> SimResult:
     """Serve `requests` on `sim.dp` replicas (round-robin; a closed loop's concurrency is
     shared out the same way), or on `sim.dp` attention-DP ranks in lockstep (`dp_balance`).
-    `num_blocks`: another pool size (tests, what-ifs)."""
+    `engines`: that many independent copies of the attention-DP engine (each its `sim.dp`
+    ranks in lockstep, numbering its own requests for its balancer), the stream dealt to them
+    round-robin as to plain replicas (`plan --rate`'s replicas of an attention-DP engine);
+    1 without attention DP. `num_blocks`: another pool size (tests, what-ifs)."""
     blocks = (sim.pool_blocks or sim.plan.num_blocks) if num_blocks is None else num_blocks
     lockstep = sim.dp_balance is not None
+    if engines > 1 and not lockstep:
+        raise InputError("simulate: engines above 1 are copies of an attention-DP engine "
+                         "(plain replicas are --dp)")
     sims = [_engine(sim, blocks, timeline=timeline, bulk_decode=bulk_decode and not lockstep,
-                    replica=i) for i in range(sim.dp)]
-    if sim.dp_balance is not None:
+                    replica=i) for i in range(sim.dp * engines)]
+    # The servers the stream is dealt to: each attention-DP engine's ranks, or each replica.
+    servers = ([sims[k * sim.dp:(k + 1) * sim.dp] for k in range(engines)] if lockstep
+               else [[s] for s in sims])
+
+    def serve(group: list[Simulator], stream: Iterable[RequestSpec], share: int | None
+              ) -> list[SimState]:
+        if sim.dp_balance is None:
+            return [group[0].run(stream, concurrency=share)]
         adp = sim.trtllm.adp_balance if sim.trtllm is not None else None
         gate = (None if adp is None or sim.trtllm is None
                 else AdpContextGate(adp, sim.trtllm.max_batch_size))
-        states = run_lockstep(sims, sim.dp_balance, requests, concurrency=concurrency,
-                              gate=gate)
-    elif sim.dp == 1:
-        states = [sims[0].run(requests, concurrency=concurrency)]
+        return run_lockstep(group, sim.dp_balance, stream, concurrency=share, gate=gate)
+
+    if len(servers) == 1:
+        states = serve(servers[0], requests, concurrency)
     else:
-        streams = [itertools.islice(s, 0, None) for s in itertools.tee(requests, sim.dp)]
-        shares = [None if concurrency is None else max(1, (concurrency + i) // sim.dp)
-                  for i in range(sim.dp)]
-        states = [s.run(itertools.islice(stream, i, None, sim.dp), concurrency=shares[i])
-                  for i, (s, stream) in enumerate(zip(sims, streams, strict=True))]
+        n = len(servers)
+        streams = [itertools.islice(s, 0, None) for s in itertools.tee(requests, n)]
+        shares = [None if concurrency is None else max(1, (concurrency + i) // n)
+                  for i in range(n)]
+        states = [st for i, (g, stream) in enumerate(zip(servers, streams, strict=True))
+                  for st in serve(g, itertools.islice(stream, i, None, n), shares[i])]
     m = metrics(states, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
     m = _hybrid_pool_metrics(m, sims)
     if sim.spec_decode is not None:
