@@ -39,12 +39,13 @@ attention_op; examples/dense-op-bench.md and attention-op-bench.md, kvplan / mea
   0.72. The all-reduces are a third of kvplan's step on either card, so this is the largest
   gap: about 11 ms of the B200 step's 78 (14 %), none on H100.
 What vLLM runs for it (read in the sdists, vllm/distributed/device_communicators/: 0.14.1,
-0.17.0, 0.19.0 alike): cuda_communicator.py `all_reduce` tries the custom all-reduce, then torch
-symmetric memory, then NCCL; all_reduce_utils.py caps the custom kernel on SM 10.0 at 1 MiB at
-8 ranks (`CUSTOM_ALL_REDUCE_MAX_SIZES["10.0"]`) and symmetric memory at 128 MiB
-(`SYMM_MEM_ALL_REDUCE_MAX_SIZES["10.0"]`; on SM 9.0 64 MiB): a B200 prefill's all-reduce runs
-symm_mem.py's multimem / two-shot kernel, a decode step's (100 x 5,120 x 2 B = 1,000 KiB) the
-custom one. kvplan's rule is one ring at the link's bandwidth above 8 MiB
+0.17.0, 0.19.0 alike): cuda_communicator.py `all_reduce` (0.14.1 :126-166, 0.17.0 :161, 0.19.0
+:180) tries the custom all-reduce, then torch symmetric memory, then NCCL; all_reduce_utils.py
+caps the custom kernel on SM 10.0 at 1 MiB at 8 ranks (`CUSTOM_ALL_REDUCE_MAX_SIZES["10.0"]`,
+0.14.1 :33-46) and symmetric memory at 128 MiB (`SYMM_MEM_ALL_REDUCE_MAX_SIZES["10.0"]`, 0.14.1
+:48-61; on SM 9.0 64 MiB): a B200 prefill's all-reduce runs symm_mem.py's multimem kernel
+(`_WORLD_SIZES_MULTIMEM["10.0"]` = [6, 8], 0.14.1 :28-31), a decode step's (100 x 5,120 x 2 B
+= 1,000 KiB) the custom one. kvplan's rule is one ring at the link's bandwidth above 8 MiB
 (kvplan.hardware.interconnect), and nvlink5's 720 GB/s was an estimate (900 GB/s each way x
 0.8, no measurement cited) where nvlink4's 360 GB/s is nccl-tests'. The measurement
 (`bus_bandwidth`): the median bus bandwidth, 2 (n - 1) / n x bytes / time, of every 8-rank
