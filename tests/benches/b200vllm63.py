@@ -54,11 +54,37 @@ graph, SGLang eager and in a graph, TensorRT-LLM, NCCL 2.29.2): H100 370 GB/s (t
 360, read elsewhere: the method agrees), H200 398, B200 588 (its 64-128 MiB rows alone 539; its
 1 GiB rows 642-723, the old estimate's figure, reached only there).
 
+FINDING and rule. nvlink5's bandwidth is now that measurement, 588 GB/s (interconnects.json,
+commit 153bb2ff, frozen before any row below was re-evaluated; tests/test_b200vllm63.py works
+an 80 MiB all-reduce by hand: 257.7 us, 0.212 ms before). It is a measurement read as nvlink4's
+was, no fit to a serving row, and the default: the held-out set improves. Before -> after
+(kvplan / measured; median |error|):
+- HELD OUT, aiconfigurator's 467 replayed aggregated vLLM rows on B200 / B300: TTFT 36.5 ->
+  33.8 % (median ratio 0.67 -> 0.70; in band [0.75, 1.33] 155 -> 175), TPOT 13.8 -> 13.9 %
+  (in band 432 -> 432). B200 (367) TTFT 38.4 -> 36.0 %, B300 (100) 27.5 -> 27.4 %; worse on
+  TTFT in 52 of 467 rows, the B300 Kimi-K2.5 NVFP4 rows above all (22 rows, already slow:
+  median ratio 0.99-1.09 -> 1.08-1.17, |error| 22.5-22.6 -> 27.1-27.8 %).
+  prospective53b's Qwen3-Next B200 TP 4 run: TTFT -82.7 -> -82.1 %, TPOT -43.5 -> -43.2 %.
+- SHAPED, the five Scicom Qwen3-32B B200 TP 8 runs (vLLM 0.14.1; fitted_rows SHAPED_BY):
+  TTFT -42.1 / -41.0 / -35.6 / -30.1 / -28.2 % -> -37.4 / -36.3 / -30.7 / -25.1 / -23.6 % at
+  1,024 / 2,048 / 4,096 / 8,192 / 15,000 in; TPOT -3.2 / -4.3 / -12.5 / -17.7 / -21.7 % ->
+  -0.3 / -1.5 / -9.2 / -13.8 / -17.7 %. The H100 / H200 twins do not move.
+- SHAPED by earlier rules, aiconfigurator's 14 Kimi-K2.5 GB200 vLLM disaggregated rows
+  (fitted_rows _AIC_KIMI_VLLM): TTFT 21.9 -> 20.8 %, TPOT 20.7 -> 20.7 %.
+- The cost bench's B200 / GB200 cases move by under 1 % but the GB200 SGLang EP 48 decode
+  (TPOT ratio 1.55 -> 1.48); no case crosses its band.
+What is left: the Scicom B200 rows are still 24-37 % fast on TTFT where H100 is 11-20 %. A
+counterfactual (not a rule), B200 bf16 GEMMs at 0.66 (vLLM's median fraction in the B200
+table at prefill sizes) in place of 0.70, moves them 2 points more (-35.4 / -34.4 / -28.6 /
+-22.9 / -21.6 %): the kernel tables explain part of the B200 gap, not all of it.
+
 Not found: no bf16 GEMM path, attention backend, CUDA graph size or launch rule of vLLM that
 differs between SM 9.0 and SM 10.0 in a way kvplan prices wrong beyond the ratios above: the
-capture sizes (min(2 x max_num_seqs, 512), vllm/config/vllm.py) and the prefill's piecewise
-compiled path are device-independent, and kvplan's per-kernel floor and fitted layer overhead
-(4 us, 35 us a layer) are the same on every card (3.8 ms of both steps, not the gap).
+capture sizes (min(2 x max_num_seqs, 512): 0.14.1 vllm/config/vllm.py:1068-1128) and the
+chunk (8,192 tokens for the API server on any GPU of >= 70 GiB but an A100: 0.14.1
+vllm/engine/arg_utils.py:1836-1858) are the same on H100, H200 and B200, and kvplan's
+per-kernel floor and fitted layer overhead (4 us, 35 us a layer) are the same on every card
+(3.8 ms of both steps, not the gap).
 
 Run: python -m tests.benches.b200vllm63 (the row listing replays nothing: a few seconds).
 """
