@@ -502,16 +502,16 @@ def test_collectives_follow_the_layout() -> None:
 
 
 def test_nvl72_keeps_ep48_on_nvlink() -> None:
-    # A GB200 NVL72 rack is one 72-GPU NVLink domain: EP 48 dispatches over NVLink 5 (720 GB/s
+    # A GB200 NVL72 rack is one 72-GPU NVLink domain: EP 48 dispatches over NVLink 5 (588 GB/s
     # achievable, 8 us per call), not InfiniBand. DeepSeek-V3, 8 tokens per rank, top-8 of
     # hidden 7168: each rank sends 8 x 8 x 7168 x (1 B FP8 dispatch + 2 B bf16 combine) x 47/48 =
-    # 1,347,584 B, so one MoE layer costs 2 x 8 us + 1,347,584 / 720e9 s = 17.87 us, and the 58
-    # MoE layers 1.037 ms.
+    # 1,347,584 B, so one MoE layer costs 2 x 8 us + 1,347,584 / 588e9 s = 18.29 us, and the 58
+    # MoE layers 1.061 ms.
     spec = load_spec("deepseek-v3")
     kw = {"tokens": 8, "context": 1024, "requests": 8,
           "layout": Layout(tp=48, ep=48, dp_attention=True)}
     gb200 = step_time(spec, get_gpu("GB200"), **kw).by_op["ep_all_to_all"]
-    assert gb200 == pytest.approx(58 * (2 * 8e-6 + 8 * 8 * 7168 * 3 * 47 / 48 / 720e9))
+    assert gb200 == pytest.approx(58 * (2 * 8e-6 + 8 * 8 * 7168 * 3 * 47 / 48 / 588e9))
     # The same 48 ranks of H100s span six HGX nodes and cross InfiniBand NDR (45 GB/s, 25 us).
     h100 = step_time(spec, H100, **kw).by_op["ep_all_to_all"]
     assert h100 == pytest.approx(58 * (2 * 25e-6 + 8 * 8 * 7168 * 3 * 47 / 48 / 45e9))
@@ -660,10 +660,10 @@ def test_one_shot_latency_is_the_median_of_the_published_in_graph_timings() -> N
     assert (sorted(two)[1] + sorted(two)[2]) / 2 == pytest.approx(13.10, abs=0.01)
     assert INTERCONNECTS["nvlink4"].two_shot_latency_s == pytest.approx(13.10e-6, abs=1e-8)
     # vLLM PR 37756 (B300): 16 KiB in 0.007 ms one-shot, 0.019 two-shot, less 16,384 B at
-    # 720 GB/s.
+    # 588 GB/s.
     assert INTERCONNECTS["nvlink5"].custom_all_reduce_latency_s == pytest.approx(
-        7e-6 - 16384 / 720e9)
-    assert INTERCONNECTS["nvlink5"].two_shot_latency_s == pytest.approx(19e-6 - 16384 / 720e9)
+        7e-6 - 16384 / 588e9)
+    assert INTERCONNECTS["nvlink5"].two_shot_latency_s == pytest.approx(19e-6 - 16384 / 588e9)
     # No in-graph A100 table: the previous 10 us, kept (interconnect.py says so); two-shot is
     # two one-shot rounds.
     assert INTERCONNECTS["nvlink3"].custom_all_reduce_latency_s == pytest.approx(10e-6)

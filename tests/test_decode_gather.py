@@ -43,34 +43,34 @@ def test_sglang_dep8_decode_gathers_by_all_gather_and_reduce_scatter() -> None:
     # DeepSeek-V3 (61 layers, each with an MLP: 3 dense, 58 MoE; hidden 7,168) on SGLang's B200
     # DEP8 decode worker at 64 requests a rank (cfg527's decode: 512 users over 8 ranks). The
     # gathered buffer: 8 ranks x 64 tokens = 512 rows x 7,168 x 2 B (bf16) = 7,340,032 B. NCCL's
-    # ring on NVLink 5 (interconnects.json: 720 GB/s, 8 us), each half of an all-reduce:
-    # 8 us + 7/8 x 7,340,032 / 720e9 s = 8 + 8.920 = 16.920 us. One all-gather in and one
-    # reduce-scatter out a layer, 61 layers: 61 x 16.920 us = 1.032 ms each, 2.064 ms a step.
+    # ring on NVLink 5 (interconnects.json: 588 GB/s, 8 us), each half of an all-reduce:
+    # 8 us + 7/8 x 7,340,032 / 588e9 s = 8 + 10.923 = 18.923 us. One all-gather in and one
+    # reduce-scatter out a layer, 61 layers: 61 x 18.923 us = 1.154 ms each, 2.309 ms a step.
     step = _decode("sglang", Layout(tp=8, ep=8, dp_attention=True), requests=64)
-    half = 8e-6 + 7 / 8 * 512 * 7168 * 2 / 720e9
+    half = 8e-6 + 7 / 8 * 512 * 7168 * 2 / 588e9
     assert step.by_op["dp_gather_all_gather"] == pytest.approx(61 * half)
     assert step.by_op["dp_gather_reduce_scatter"] == pytest.approx(61 * half)
-    assert step.by_op["dp_gather_all_gather"] == pytest.approx(1.032e-3, abs=1e-6)
+    assert step.by_op["dp_gather_all_gather"] == pytest.approx(1.154e-3, abs=1e-6)
     # No all-to-all, which cost 58 MoE layers x (2 x 8 us + 64 x top-8 x 7,168 x (1 B FP8
-    # dispatch + 2 B bf16 combine) x 7/8 / 720e9 s) = 58 x 29.381 us = 1.704 ms before.
+    # dispatch + 2 B bf16 combine) x 7/8 / 588e9 s) = 58 x 32.384 us = 1.878 ms before.
     assert "ep_all_to_all" not in step.by_op and "dp_gather_all_reduce" not in step.by_op
     vllm = _decode("vllm", Layout(tp=8, ep=8, dp_attention=True), requests=64)
     assert vllm.by_op["ep_all_to_all"] == pytest.approx(
-        58 * (2 * 8e-6 + 64 * 8 * 7168 * 3 * 7 / 8 / 720e9))
+        58 * (2 * 8e-6 + 64 * 8 * 7168 * 3 * 7 / 8 / 588e9))
     assert "dp_gather_all_gather" not in vllm.by_op
 
 
 def test_sglang_dp32_on_nvl72_gathers_every_rank() -> None:
-    # GB200 DP32 EP32 (one NVL72 domain: NVLink 5, 720 GB/s, 8 us), 128 requests a rank
+    # GB200 DP32 EP32 (one NVL72 domain: NVLink 5, 588 GB/s, 8 us), 128 requests a rank
     # (cfg523 at 4,096 users): 32 x 128 = 4,096 rows x 7,168 x 2 B = 58,720,256 B;
-    # 8 us + 31/32 x 58,720,256 / 720e9 s = 8 + 79.008 = 87.008 us a half, 61 x 2 halves:
-    # 10.615 ms a step.
+    # 8 us + 31/32 x 58,720,256 / 588e9 s = 8 + 96.744 = 104.744 us a half, 61 x 2 halves:
+    # 12.779 ms a step.
     step = _decode("sglang", Layout(tp=32, ep=32, dp_attention=True), requests=128,
                    gpu=get_gpu("GB200"))
-    half = 8e-6 + 31 / 32 * 4096 * 7168 * 2 / 720e9
+    half = 8e-6 + 31 / 32 * 4096 * 7168 * 2 / 588e9
     assert step.by_op["dp_gather_all_gather"] + step.by_op["dp_gather_reduce_scatter"] == (
         pytest.approx(122 * half))
-    assert 122 * half == pytest.approx(10.615e-3, abs=1e-6)
+    assert 122 * half == pytest.approx(12.779e-3, abs=1e-6)
 
 
 def test_sglang_dp_attention_without_ep_gathers_dense_layers_too() -> None:
@@ -78,7 +78,7 @@ def test_sglang_dp_attention_without_ep_gathers_dense_layers_too() -> None:
     # MLP FULL), in place of kvplan's one all-reduce on the 58 MoE layers before.
     step = _decode("sglang", Layout(tp=8, dp_attention=True), requests=64)
     assert step.by_op["dp_gather_all_gather"] == pytest.approx(
-        61 * (8e-6 + 7 / 8 * 512 * 7168 * 2 / 720e9))
+        61 * (8e-6 + 7 / 8 * 512 * 7168 * 2 / 588e9))
     assert "dp_gather_scatter" not in step.by_op
 
 
@@ -97,15 +97,15 @@ def test_trtllm_tp_attention_ep_has_no_all_to_all() -> None:
     # all-reduces the experts' output over the TP group, kvplan's TP all-reduce after the layer
     # (unchanged). TP 8 EP 8 on B200 at 16 requests drops, on each of the 58 MoE layers, the
     # all-to-all it was charged before: 2 x 8 us + 16 tokens x top-8 x 7,168 x (1 B FP8
-    # dispatch + 2 B bf16 combine) x 7/8 / 720e9 s = 16 + 3.345 = 19.345 us; 58 x = 1.122 ms.
+    # dispatch + 2 B bf16 combine) x 7/8 / 588e9 s = 16 + 4.096 = 20.096 us; 58 x = 1.166 ms.
     eff = engine_efficiency("trtllm")
     assert eff.ep_all_to_all_needs_dp
     tep = step_time(load_spec("deepseek-v3"), B200, tokens=16, context=2048, requests=16,
                     layout=Layout(tp=8, ep=8), eff=eff)
     before = step_time(load_spec("deepseek-v3"), B200, tokens=16, context=2048, requests=16,
                        layout=Layout(tp=8, ep=8), eff=replace(eff, ep_all_to_all_needs_dp=False))
-    a2a = 58 * (2 * 8e-6 + 16 * 8 * 7168 * 3 * 7 / 8 / 720e9)
-    assert a2a == pytest.approx(1.122e-3, abs=1e-6)
+    a2a = 58 * (2 * 8e-6 + 16 * 8 * 7168 * 3 * 7 / 8 / 588e9)
+    assert a2a == pytest.approx(1.1656e-3, abs=1e-6)
     assert "ep_all_to_all" not in tep.by_op and before.by_op["ep_all_to_all"] == pytest.approx(a2a)
     assert before.seconds - tep.seconds == pytest.approx(a2a)
     assert tep.by_op["tp_all_reduce"] == pytest.approx(before.by_op["tp_all_reduce"])

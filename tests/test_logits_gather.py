@@ -41,18 +41,18 @@ def test_sglang_dp32_decode_gathers_the_logits_of_every_rank() -> None:
     # DeepSeek-V3 / R1 (hidden 7,168, vocabulary 129,280 = 64 x 2,020: no padding) on a GB200
     # DP32 EP32 decode worker (cfg483) at 64 requests a rank: 32 x 64 = 2,048 logit rows.
     # - hidden rows, SUM_LEN: one all-reduce of 2,048 x 7,168 x 2 B = 29,360,128 B over 32 GPUs
-    #   of one NVL72 domain (NVLink 5: 720 GB/s, 8 us; NCCL, the custom one only on 2-8 GPUs):
-    #   8 us + 2 x 31/32 x 29,360,128 / 720e9 s = 8 + 79.007 = 87.007 us;
+    #   of one NVL72 domain (NVLink 5: 588 GB/s, 8 us; NCCL, the custom one only on 2-8 GPUs):
+    #   8 us + 2 x 31/32 x 29,360,128 / 588e9 s = 8 + 96.744 = 104.744 us;
     # - the logits: 2,048 x 129,280 x 2 B (bf16) = 529,530,880 B all-gathered, a ring half:
-    #   8 us + 31/32 x 529,530,880 / 720e9 s = 8 + 712.476 = 720.476 us;
+    #   8 us + 31/32 x 529,530,880 / 588e9 s = 8 + 872.420 = 880.420 us;
     # - the reshape copy: 2 x 529,530,880 B at 8 TB/s x 0.9 = 147.092 us.
-    # 954.576 us a step (the step before it: 17.56 ms, TPOT ratio 1.03 on cfg483 c2048).
+    # 1,132.256 us a step (the step before it: 17.56 ms, TPOT ratio 1.03 on cfg483 c2048).
     step = _step("sglang", Layout(tp=32, ep=32, dp_attention=True), requests=64)
-    ar = 8e-6 + 2 * 31 / 32 * 2048 * 7168 * 2 / 720e9
-    ag = 8e-6 + 31 / 32 * 2048 * 129280 * 2 / 720e9
+    ar = 8e-6 + 2 * 31 / 32 * 2048 * 7168 * 2 / 588e9
+    ag = 8e-6 + 31 / 32 * 2048 * 129280 * 2 / 588e9
     copy = 2 * 2048 * 129280 * 2 / (8e12 * 0.9)
     assert step.by_op["logits_gather"] == pytest.approx(ar + ag + copy)
-    assert step.by_op["logits_gather"] == pytest.approx(954.576e-6, abs=1e-9)
+    assert step.by_op["logits_gather"] == pytest.approx(1132.256e-6, abs=1e-9)
     # The GEMM itself was priced before: 2,048 rows x 2 x 129,280 x 7,168 / 32 FLOPs a rank.
     assert "lm_head" in step.by_op
 
@@ -60,13 +60,13 @@ def test_sglang_dp32_decode_gathers_the_logits_of_every_rank() -> None:
 def test_sglang_dep8_logits_gather_takes_the_two_shot_all_reduce() -> None:
     # B200 DEP8 (cfg527's decode) at 64 requests a rank: 512 rows. Hidden rows 512 x 7,168 x
     # 2 B = 7,340,032 B, under 8 MiB on 8 GPUs: the custom two-shot all-reduce (its fixed
-    # part measured on B300, about 19 us) + 2 x 7/8 x 7,340,032 / 720e9 s = 17.840 us; logits
-    # 512 x 129,280 x 2 B = 132,382,720 B: 8 us + 7/8 x 132,382,720 / 720e9 = 8 + 160.882 us;
+    # part measured on B300, about 19 us) + 2 x 7/8 x 7,340,032 / 588e9 s = 21.845 us; logits
+    # 512 x 129,280 x 2 B = 132,382,720 B: 8 us + 7/8 x 132,382,720 / 588e9 = 8 + 196.998 us;
     # copy 2 x 132,382,720 / 7.2e12 s = 36.773 us.
     nvlink5 = INTERCONNECTS["nvlink5"]
     assert nvlink5.two_shot_latency_s == pytest.approx(19e-6, abs=0.5e-6)
     step = _step("sglang", Layout(tp=8, ep=8, dp_attention=True), requests=64, gpu=B200)
-    want = (nvlink5.two_shot_latency_s + 17.840e-6) + (8e-6 + 160.882e-6) + 36.773e-6
+    want = (nvlink5.two_shot_latency_s + 21.845e-6) + (8e-6 + 196.998e-6) + 36.773e-6
     assert step.by_op["logits_gather"] == pytest.approx(want, abs=2e-9)
 
 

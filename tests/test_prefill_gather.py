@@ -37,28 +37,28 @@ def test_sglang_dep4_prefill_gathers_by_two_all_reduces_a_layer() -> None:
     # step of SGLang's B200 DEP4 prefill worker: 4 prompts of 1,024 tokens on each of the 4
     # ranks (the chunk 16,384 // 4 = 4,096). The gathered buffer holds every rank's tokens:
     # S = 4 x 4,096 = 16,384 rows x 7,168 x 2 B (bf16) = 234,881,024 B, over the 8 MiB custom
-    # all-reduce: NCCL's ring on NVLink 5 (interconnects.json: 720 GB/s, 8 us):
-    # 8 us + 2 x 3/4 x 234,881,024 / 720e9 s = 8 + 489.335 = 497.335 us. Two per layer (the
-    # gather, the output's), 61 layers: 122 x 497.335 us = 60.675 ms, and no all-to-all.
+    # all-reduce: NCCL's ring on NVLink 5 (interconnects.json: 588 GB/s, 8 us):
+    # 8 us + 2 x 3/4 x 234,881,024 / 588e9 s = 8 + 599.186 = 607.186 us. Two per layer (the
+    # gather, the output's), 61 layers: 122 x 607.186 us = 74.077 ms, and no all-to-all.
     step = _prefill("sglang", DEP4, tokens=4096, prompts=4)
-    one = 8e-6 + 2 * 3 / 4 * 16384 * 7168 * 2 / 720e9
+    one = 8e-6 + 2 * 3 / 4 * 16384 * 7168 * 2 / 588e9
     assert step.by_op["dp_gather_all_reduce"] == pytest.approx(122 * one)
-    assert step.by_op["dp_gather_all_reduce"] == pytest.approx(60.675e-3, abs=1e-6)
+    assert step.by_op["dp_gather_all_reduce"] == pytest.approx(74.077e-3, abs=1e-6)
     assert "ep_all_to_all" not in step.by_op
     # One 1,024-token prompt: the lockstep ranks timed as if each held as many (the busiest),
-    # S = 4,096 rows: 58,720,256 B, 8 + 122.334 us each, 122 x 130.334 us = 15.901 ms.
+    # S = 4,096 rows: 58,720,256 B, 8 + 149.797 us each, 122 x 157.797 us = 19.251 ms.
     alone = _prefill("sglang", DEP4, tokens=1024, prompts=1)
     assert alone.by_op["dp_gather_all_reduce"] == pytest.approx(
-        122 * (8e-6 + 1.5 * 4096 * 7168 * 2 / 720e9))
+        122 * (8e-6 + 1.5 * 4096 * 7168 * 2 / 588e9))
 
 
 def test_the_rule_is_sglangs_prefill_only() -> None:
     # vLLM's DP-attention EP keeps its all-to-all: 58 MoE layers x (2 x 8 us + 4,096 tokens x
-    # top-8 x 7,168 x (1 B FP8 dispatch + 2 B bf16 combine) x 3/4 / 720e9 s).
+    # top-8 x 7,168 x (1 B FP8 dispatch + 2 B bf16 combine) x 3/4 / 588e9 s).
     vllm = _prefill("vllm", DEP4, tokens=4096, prompts=4)
     assert "dp_gather_all_reduce" not in vllm.by_op
     assert vllm.by_op["ep_all_to_all"] == pytest.approx(
-        58 * (2 * 8e-6 + 4096 * 8 * 7168 * 3 * 3 / 4 / 720e9))
+        58 * (2 * 8e-6 + 4096 * 8 * 7168 * 3 * 3 / 4 / 588e9))
     # SGLang's decode steps (CUDA graphs, MAX_LEN) gather otherwise: all-gather and
     # reduce-scatter, no all-reduce (tests/test_decode_gather.py).
     spec = load_spec("deepseek-v3")

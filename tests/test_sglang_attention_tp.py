@@ -165,25 +165,25 @@ def _decode(layout: Layout, requests: int):
 
 
 def test_decode_gather_over_attention_tp_2() -> None:
-    # B200 (NVLink 5: 720 GB/s, 8 us a collective's latency), `--tp 8 --ep 8 --dp-size 4`: 4
+    # B200 (NVLink 5: 588 GB/s, 8 us a collective's latency), `--tp 8 --ep 8 --dp-size 4`: 4
     # ranks of attention TP 2, 64 requests each. Every layer's MLP gathers (no --moe-a2a-backend;
     # the dense layers' MLP FULL), so the attention output stays partial and the gather sums it:
     # no attention-TP all-reduce (communicator.py 0.5.6 :734-761 dp_gather_partial). In:
     # `_dp_gather_via_all_gather` (dp_attention.py 0.5.6 :478-495) reduce-scatters the rank's
-    # 64 rows over its 2 GPUs (8 us + 1/2 x 64 x 7,168 x 2 B / 720e9 = 8.637 us), then
-    # all-gathers the 4 ranks' 256 rows over the 8 GPUs (8 us + 7/8 x 256 x 7,168 x 2 / 720e9 =
-    # 12.460 us); out, `dp_reduce_scatter_tensor` (:552-560) the same two in reverse: 61 layers.
+    # 64 rows over its 2 GPUs (8 us + 1/2 x 64 x 7,168 x 2 B / 588e9 = 8.780 us), then
+    # all-gathers the 4 ranks' 256 rows over the 8 GPUs (8 us + 7/8 x 256 x 7,168 x 2 / 588e9 =
+    # 13.461 us); out, `dp_reduce_scatter_tensor` (:552-560) the same two in reverse: 61 layers.
     step = _decode(Layout(tp=8, ep=8, dp_attention=True, attn_tp=2), requests=64)
-    part = 8e-6 + 1 / 2 * 64 * 7168 * 2 / 720e9
-    half = 8e-6 + 7 / 8 * 256 * 7168 * 2 / 720e9
-    assert part == pytest.approx(8.637e-6, abs=1e-9) and half == pytest.approx(12.460e-6, abs=1e-9)
+    part = 8e-6 + 1 / 2 * 64 * 7168 * 2 / 588e9
+    half = 8e-6 + 7 / 8 * 256 * 7168 * 2 / 588e9
+    assert part == pytest.approx(8.780e-6, abs=1e-9) and half == pytest.approx(13.461e-6, abs=1e-9)
     assert step.by_op["dp_gather_all_gather"] == pytest.approx(61 * (half + part))
     assert step.by_op["dp_gather_reduce_scatter"] == pytest.approx(61 * (half + part))
     assert step.by_op.get("tp_all_reduce", 0.0) == 0.0
     # Attention TP 1 (dp 8): 512 gathered rows, no attention-TP part.
     one = _decode(Layout(tp=8, ep=8, dp_attention=True), requests=64)
     assert one.by_op["dp_gather_all_gather"] == pytest.approx(
-        61 * (8e-6 + 7 / 8 * 512 * 7168 * 2 / 720e9))
+        61 * (8e-6 + 7 / 8 * 512 * 7168 * 2 / 588e9))
 
 
 

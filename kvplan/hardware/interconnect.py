@@ -23,8 +23,15 @@ custom_all_reduce.py, index file id 69341442); anything else goes to NCCL. This 
 the engine of most bench rows. vLLM since PR 20759 caps the custom kernel per GPU and world size
 (vllm/distributed/device_communicators/all_reduce_utils.py `CUSTOM_ALL_REDUCE_MAX_SIZES`, index
 file id 183845377: SM 9.0 64 / 32 MiB at 2 / 4 ranks, 512 / 256 KiB at 6 / 8) and hands larger
-buffers to torch symmetric-memory (multimem / two-shot) kernels, not modelled here; TensorRT-LLM
+buffers to torch symmetric-memory (multimem / two-shot) kernels, not modelled apart; TensorRT-LLM
 picks its own one-shot / two-shot kernels (AllReduceStrategy AUTO), charged by the same rule.
+On SM 10.0 (B200) vLLM 0.14.1-0.19.0 cap the custom kernel at 1 MiB at 8 ranks and symmetric
+memory at 128 MiB (all_reduce_utils.py `CUSTOM_ALL_REDUCE_MAX_SIZES["10.0"]`,
+`SYMM_MEM_ALL_REDUCE_MAX_SIZES["10.0"]`; cuda_communicator.py `all_reduce` tries custom, then
+symmetric memory, then NCCL): a prefill step's buffer runs symmetric memory there. Its time is in
+the measured tables nvlink5's bandwidth is read from (interconnects.json: the median bus
+bandwidth of the engines' and NCCL's 8-rank all-reduces of 16 MiB-1 GiB on B200,
+tests.benches.b200vllm63), and the ring rule prices it at that bandwidth.
 kvplan charges
 
 - one-shot (1stage): each rank reads the whole buffer from each of the n - 1 peers and reduces

@@ -1612,6 +1612,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "after these rows' first evaluation (kvplan slow on all 12; janwarm62)",
            rows=tuple(f"scicom vLLM Qwen3-32B {gpu} TP8 random {n}/128 conc 100 (100 prompts)"
                       for gpu in ("B200", "H100", "H200") for n in (2048, 4096, 8192, 15000))),
+    Shaped(commit="153bb2ff",
+           rule="NVLink 5's bandwidth 720 -> 588 GB/s (kvplan/hardware/interconnects.json), "
+                "measured: the median bus bandwidth of aiconfigurator's 8-rank B200 all-reduces "
+                "of 16 MiB-1 GiB (tests.benches.b200vllm63); read after these B200 rows' warm "
+                "replay ran 28-42 % fast on TTFT where their H100 / H200 twins ran 8-20 % fast "
+                "(b200vllm63; the aggregated B200 / B300 vLLM rows judged it, held out)",
+           rows=tuple(f"scicom vLLM Qwen3-32B B200 TP8 random {n}/128 conc 100 (100 prompts)"
+                      for n in (1024, 2048, 4096, 8192, 15000))),
     Shaped(commit="63daad97",
            rule="vLLM's `simulate --frontend` as the API server's one loop (opt-in: the default "
                 "replay does not move): the work per request measured with vLLM's own code on "

@@ -56,7 +56,8 @@ benchmarks on the GPU at the launch's EP size as aiconfigurator's tables record 
 H200 at EP 8 and H100 at EP 16 / 32 / 64 across nodes, deepepx60), or a stand-in the plan's
 notes name (`DeepEp.notes`); a GPU and EP size with neither is refused. Before deepepbw59
 (97d4ed27): the EP link's latency (8 us on NVLink 5, an estimate) and the bytes at the link's
-720 GB/s; until deepepx60 still the rule on a GPU with no measurement.
+bandwidth (NVLink 5: 720 GB/s then, 588 GB/s measured since b200vllm63); until deepepx60 still
+the rule on a GPU with no measurement.
 
 Weights (`dp_attention_weights`): under DeepEP the shared experts are built whole on every rank
 (models/deepseek_v2.py:455-473, `tp_rank=0, tp_size=1` when `is_deepep()`); --moe-dense-tp-size
