@@ -136,11 +136,12 @@ def test_every_run_is_in_one_group() -> None:
 
 def test_no_run_shares_a_fitted_rows_configuration_or_shaped_a_rule() -> None:
     # The cost bench's fitted rows by model config, GPU, TP and engine: none is this set's.
-    # Three SHAPED_BY entries name runs of it, each written after its first evaluation: the
+    # Four SHAPED_BY entries name runs of it, each written after its first evaluation: the
     # January runs' warm replay (janwarm62, bc794cd5), vllmhost62's opt-in --frontend loop
     # (63daad97), after the 18 April runs at concurrency 200, and the sampling of the 49 Scicom
     # runs' client (sampler63, 3df275b0: vllm bench serve sends none, the model's
-    # generation_config.json applies), recorded after vllm200u63 read the concurrency-200 runs.
+    # generation_config.json applies), recorded after vllm200u63 read the concurrency-200 runs,
+    # and nvlink5's measured bandwidth (b200vllm63, 153bb2ff), opened by the January B200 runs.
     fitted = {r for f in FITTED.values() for r in f.fitted_on}
     engines = {"SGLang": "sglang", "TensorRT-LLM": "trtllm", "vLLM": "vllm"}
     keys = {(c.model, get_gpu(c.gpu).name, c.layout.tp,
@@ -152,7 +153,9 @@ def test_no_run_shares_a_fitted_rows_configuration_or_shaped_a_rule() -> None:
     january = {rid for rid, run in _runs().items() if run["source"] == prospective62_runs.JANUARY}
     assert len(january) == 12
     shaped = {e.commit: {r for r in e.rows if r in _runs()} for e in SHAPED_BY}
-    assert {c for c, rows in shaped.items() if rows} == {"bc794cd5", "63daad97", "3df275b0"}
+    assert {c for c, rows in shaped.items() if rows} == {"bc794cd5", "63daad97", "3df275b0",
+                                                         "153bb2ff"}
+    assert shaped["153bb2ff"] == {rid for rid in january if " B200 " in rid}
     assert shaped["3df275b0"] == {rid for rid, run in _runs().items()
                                   if run["source"] != prospective62_runs.WENTAO}
     assert shaped["bc794cd5"] == january
