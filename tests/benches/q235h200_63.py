@@ -63,11 +63,19 @@ before the sensitivity was written, so none of it is held out: shaped, and no ru
   them as TP 2). A Triton MoE that read all 128 experts' weights every step would also be flat,
   at about 60 % of HBM, but no code read here does that (fused_moe's grid walks the used
   experts' blocks only).
+- Releases (sdists in the same store): vLLM 0.13.0 fixes the zero fill:
+  fused_moe/deep_gemm_utils.py:375-385 fills expert_ids with -1 'so any row that is not
+  explicitly written by the scatter kernel will be treated as invalid and skipped by DeepGEMM's
+  scheduler', which is vLLM's own word that 0.12.0's padded blocks were computed (0.13.0 still
+  sizes M_sum alike and still takes the path for every call, fused_moe.py:1644,
+  envs.py:1177-1179). 0.10.2 took it on Hopper only with VLLM_USE_DEEP_GEMM_E8M0_HOPPER (default
+  0: envs.py:982-983, utils/deep_gemm.py:54-56), small calls going to Triton. 0.11.x was not
+  read, nor 0.12's patch releases. So the flat cost is 0.12.0's where deep_gemm is installed.
 - Left: the deep_gemm install is an environment fact the rows do not record, so this is no
-  default rule; a rule would be opt-in (the image, not the wheel) or wait for a held-out set
-  stating its image. DeepGEMM at the image's pin (tools/install_deepgemm.sh: 594953ac) was not
-  read, nor its rate at these shapes (the 0.42 - 0.47 above is read off these rows). Releases
-  other than 0.12.0 were not read for this path.
+  default rule; a rule (0.12.0, block-FP8 experts, MoE TP < 8, SM 9.0; 10.0 by the same lines) would be opt-in
+  (the image, not the wheel) or wait for a held-out set stating its image. DeepGEMM at the
+  image's pin (tools/install_deepgemm.sh: 594953ac) was not read, nor its rate at these shapes
+  (the 0.42 - 0.47 above is read off these rows).
 
 Run: python -m tests.benches.q235h200_63 (reads the page, prices 38 steps; a few s of CPU).
 """
