@@ -72,10 +72,10 @@ before the sensitivity was written, so none of it is held out: shaped, and no ru
   0: envs.py:982-983, utils/deep_gemm.py:54-56), small calls going to Triton. 0.11.x was not
   read, nor 0.12's patch releases. So the flat cost is 0.12.0's where deep_gemm is installed.
 - Left: the deep_gemm install is an environment fact the rows do not record, so this is no
-  default rule; a rule (0.12.0, block-FP8 experts, MoE TP < 8, SM 9.0; 10.0 by the same lines) would be opt-in
-  (the image, not the wheel) or wait for a held-out set stating its image. DeepGEMM at the
-  image's pin (tools/install_deepgemm.sh: 594953ac) was not read, nor its rate at these shapes
-  (the 0.42 - 0.47 above is read off these rows).
+  default rule; a rule (0.12.0, block-FP8 experts, MoE TP < 8, SM 9.0; 10.0 by the same lines)
+  would be opt-in (the image, not the wheel) or wait for a held-out set stating its image.
+  DeepGEMM at the image's pin (tools/install_deepgemm.sh: 594953ac) was not read, nor its rate
+  at these shapes (the 0.42 - 0.47 above is read off these rows).
 
 Run: python -m tests.benches.q235h200_63 (reads the page, prices 38 steps; a few s of CPU).
 """
