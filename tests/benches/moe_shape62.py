@@ -65,6 +65,10 @@ readme_outputs / measured_error). Caveats for whoever flips it: the aggregated h
 alone get worse on TTFT (vLLM on Hopper most); the pooled gain comes from the prospective runs,
 whose TTFT kvplan already prices ~2x low; and moeshape59's Mixtral stages (moe_gemm_bench
 --compare shape) get worse on ITL (1.7 -> 7.2 %) with five stages saturating.
+Made the default by moedefault63 at 31973db4 (kvplan.perf.efficiency.CUDA_EFFICIENCY: every
+CUDA device; AMD presets keep None; `--no-moe-gemm-by-rows` turns it off). Since then `--mode
+off` takes the table off the CUDA presets (moe_gemm_bench MODES "flat") and `--mode on` sets
+it, the default; the figures above were taken when off was the default.
 
 Run: python -m tests.benches.moe_shape62 [prospective] [agg]   (the two modes, both sets)
      python -m tests.benches.moe_shape62 --mode off|on SET...  (one mode: a JSON line a row)
