@@ -40,20 +40,26 @@ def mixtral_default() -> dict:
     return _json(PLAN)
 
 
+# Mixtral's prefill by hand (the plan's TTFT is one 8,192-token prefill): its routed experts
+# compute 2 FLOPs x top-2 x 3 GEMMs (gate, up, down) x 4,096 x 14,336 x 32 layers =
+# 22,548,578,304 FLOPs a token; EP 2 gives each rank half: 8,192 x 22,548,578,304 / 2 =
+# 9.2359e13 FLOPs, compute-bound in every price below. Rows per expert: 8,192 tokens x top-2 /
+# 8 experts = 2,048, the shape table's 0.59 point (MOE_GEMM_SHAPE_BF16, below the dense 0.70):
+# the H100's default since moedefault63.
+RANK_FLOPS = 8192 * (2 * 2 * 3 * 4096 * 14336 * 32) / 2
+H100_BF16 = 989.5e12  # dense bf16 FLOPS (gpus.json)
+
+
 def test_moe_gemm_efficiency_moves_plan_ttft_by_hand(mixtral_default: dict) -> None:
-    # The plan's TTFT is one 8,192-token prefill. Its routed experts compute 2 FLOPs x top-2 x
-    # 3 GEMMs (gate, up, down) x 4,096 x 14,336 x 32 layers = 22,548,578,304 FLOPs a token;
-    # EP 2 gives each rank half: 8,192 x 22,548,578,304 / 2 = 9.2359e13 FLOPs, compute-bound
-    # in both prices. Default: the dense fraction 0.70; --moe-gemm-efficiency fitted: 0.33
-    # (MOE_GEMM_FIT). On the H100's 989.5 dense bf16 TFLOPS the prefill grows by
-    # 9.2359e13 / 989.5e12 x (1 / 0.33 - 1 / 0.70) = 149.504 ms; the decode (TPOT) streams
+    # --moe-gemm-efficiency fitted: 0.33 (MOE_GEMM_FIT) in place of the default table's 0.59
+    # (the one fraction per format takes the table off): the prefill grows by
+    # 9.2359e13 / 989.5e12 x (1 / 0.33 - 1 / 0.59) = 124.644 ms; the decode (TPOT) streams
     # weights, memory-bound either way: unchanged.
     on = _json([*PLAN, "--moe-gemm-efficiency", "fitted"])
     assert on["layout"] == mixtral_default["layout"] == {
         "tp": 2, "pp": 1, "dp": 1, "ep": 2, "gpus": 2, "nodes": 1}
-    rank_flops = 8192 * (2 * 2 * 3 * 4096 * 14336 * 32) / 2
-    grows_ms = rank_flops / 989.5e12 * (1 / MOE_GEMM - 1 / 0.70) * 1e3
-    assert grows_ms == pytest.approx(149.504, abs=1e-3)
+    grows_ms = RANK_FLOPS / H100_BF16 * (1 / MOE_GEMM - 1 / 0.59) * 1e3
+    assert grows_ms == pytest.approx(124.644, abs=1e-3)
     assert on["ttft_ms"] - mixtral_default["ttft_ms"] == pytest.approx(grows_ms, rel=1e-9)
     assert on["tpot_ms"] == mixtral_default["tpot_ms"]
     assert [r["rule"] for r in on["cost_rules"]] == ["moe_gemm"]
@@ -62,22 +68,38 @@ def test_moe_gemm_efficiency_moves_plan_ttft_by_hand(mixtral_default: dict) -> N
     # A number given is that fraction, and its source says so.
     given = _json([*PLAN, "--moe-gemm-efficiency", "0.5"])
     assert given["ttft_ms"] - mixtral_default["ttft_ms"] == pytest.approx(
-        rank_flops / 989.5e12 * (1 / 0.5 - 1 / 0.70) * 1e3, rel=1e-9)
+        RANK_FLOPS / H100_BF16 * (1 / 0.5 - 1 / 0.59) * 1e3, rel=1e-9)
     assert given["cost_rules"][0]["source"] == "given"
-    # Without the option: no key (every default output unchanged).
-    assert "cost_rules" not in mixtral_default
 
 
-def test_moe_gemm_by_rows_moves_plan_ttft_by_hand(mixtral_default: dict) -> None:
-    # Rows per expert: 8,192 tokens x top-2 / 8 experts = 2,048, the table's 0.59 point
-    # (MOE_GEMM_SHAPE_BF16, kept below the dense 0.70): the same FLOPs as above grow by
+def test_the_default_json_names_the_shape_table(mixtral_default: dict) -> None:
+    # No option given: the JSON names the default experts' table (not opt-in), on the H100.
+    [rule] = mixtral_default["cost_rules"]
+    assert rule["rule"] == "moe_gemm_shape" and rule["opt_in"] is False
+    assert rule["default_on"] == ["H100-80GB"] and rule["value"]["bf16"][2] == [2048, 0.59]
+    assert rule["source"].startswith("FITTED: bf16 experts, 183 cases")
+    # A dense model: no MoE layer, no record (its output unchanged).
+    dense = _json(["plan", "qwen3-8b", "--gpu", "H100", "--concurrency", "4"])
+    assert "cost_rules" not in dense
+
+
+def test_no_moe_gemm_by_rows_moves_plan_ttft_by_hand(mixtral_default: dict) -> None:
+    # --no-moe-gemm-by-rows: the table off, the experts at the dense 0.70 (no one fraction
+    # given; vLLM's bf16 Triton MoE has no fitted fraction): the same FLOPs as above shrink by
     # 9.2359e13 / 989.5e12 x (1 / 0.59 - 1 / 0.70) = 24.860 ms.
+    off = _json([*PLAN, "--no-moe-gemm-by-rows"])
+    shrinks_ms = RANK_FLOPS / H100_BF16 * (1 / 0.59 - 1 / 0.70) * 1e3
+    assert shrinks_ms == pytest.approx(24.860, abs=1e-3)
+    assert mixtral_default["ttft_ms"] - off["ttft_ms"] == pytest.approx(shrinks_ms, rel=1e-9)
+    assert off["tpot_ms"] == mixtral_default["tpot_ms"]
+    assert [(r["rule"], r["option"], r["opt_in"]) for r in off["cost_rules"]] == [
+        ("moe_gemm_shape", "--no-moe-gemm-by-rows", True)]
+    # --moe-gemm-by-rows, the alias kept: the default on a CUDA preset, the same numbers.
     on = _json([*PLAN, "--moe-gemm-by-rows"])
-    rank_flops = 8192 * (2 * 2 * 3 * 4096 * 14336 * 32) / 2
-    grows_ms = rank_flops / 989.5e12 * (1 / 0.59 - 1 / 0.70) * 1e3
-    assert grows_ms == pytest.approx(24.860, abs=1e-3)
-    assert on["ttft_ms"] - mixtral_default["ttft_ms"] == pytest.approx(grows_ms, rel=1e-9)
-    assert on["tpot_ms"] == mixtral_default["tpot_ms"]
+    assert (on["ttft_ms"], on["tpot_ms"]) == (mixtral_default["ttft_ms"],
+                                              mixtral_default["tpot_ms"])
+    assert on["cost_rules"][0]["rule"] == "moe_gemm_shape"
+    assert on["cost_rules"][0]["value"]["bf16"][2] == [2048, 0.59]
     assert on["cost_rules"][0]["rule"] == "moe_gemm_shape"
     assert on["cost_rules"][0]["value"]["bf16"][2] == [2048, 0.59]
 
@@ -120,14 +142,16 @@ def test_fp8_dense_gemm_sets_the_fraction_and_the_json_says_so() -> None:
     args = ["plan", "deepseek-v3", "--gpu", "H200", "--concurrency", "64", "--context", "8192"]
     base, on = _json(args), _json([*args, "--fp8-dense-gemm-efficiency", "fitted"])
     assert on["ttft_ms"] > base["ttft_ms"] and on["tpot_ms"] == base["tpot_ms"]
-    assert [r["rule"] for r in on["cost_rules"]] == ["fp8_dense_gemm"]
+    assert [r["rule"] for r in on["cost_rules"] if r["opt_in"]] == ["fp8_dense_gemm"]
+    # DeepSeek-V3's experts on the H200: the default shape table, named in both.
+    assert [r["rule"] for r in base["cost_rules"]] == ["moe_gemm_shape"]
 
 
 def test_compare_takes_the_rules_on_every_row() -> None:
     args = ["compare", "mixtral-8x7b", "--gpu", "H100", "--tp", "2", "--context", "8192"]
     base, on = _json(args), _json([*args, "--moe-gemm-efficiency", "fitted"])
-    assert all(r["cost_rules"][0]["rule"] == "moe_gemm" for r in on)
-    assert all("cost_rules" not in r for r in base)
+    assert all([c["rule"] for c in r["cost_rules"]] == ["moe_gemm"] for r in on)
+    assert all([c["rule"] for c in r["cost_rules"]] == ["moe_gemm_shape"] for r in base)
     native = [r for r in on if r["native"]][0]
     assert native["ttft_ms"] > [r for r in base if r["native"]][0]["ttft_ms"]
 
@@ -164,7 +188,8 @@ def test_estimate_prices_the_offload_recompute_with_the_rules() -> None:
     base, on = _json(args), _json([*args, "--moe-gemm-efficiency", "fitted"])
     key = "offload"
     assert on[key]["recompute_ms"] > base[key]["recompute_ms"] > 0
-    assert on["cost_rules"][0]["rule"] == "moe_gemm" and "cost_rules" not in base
+    assert [r["rule"] for r in on["cost_rules"]] == ["moe_gemm"]
+    assert [(r["rule"], r["opt_in"]) for r in base["cost_rules"]] == [("moe_gemm_shape", False)]
 
 
 # --- SGLang's --moe-a2a-backend -----------------------------------------------------------
@@ -232,17 +257,18 @@ def test_moe_a2a_refused_in_one_line(args: list[str], says: str) -> None:
 def test_disagg_prefill_role_takes_the_rules(mixtral_default: dict) -> None:
     # The prefill role (TP 2, EP 1: --prefill-tp 2 names no EP, where plan's search above chose
     # EP 2) prefills the same 8,192 tokens: its prefill grows by the same hand-computed
-    # 149.504 ms as plan's TTFT (the experts' FLOPs a rank are the same at EP 1 and EP 2). The
+    # 124.644 ms as plan's TTFT (the experts' FLOPs a rank are the same at EP 1 and EP 2, and
+    # so are the rows per expert, 2,048: MoE TP splits each expert's width, not its rows). The
     # two prefills themselves differ since vLLM's FlashInfer CUTLASS MoE (flashmoe60) moves a
     # rank's own (token, expert) pairs, all of them at EP 1, half at EP 2.
     args = ["plan", "mixtral-8x7b", "--disagg", "--prefill-tp", "2", "--decode-tp", "2",
             "--input-len", "8k", "--output-len", "256", "-n", "16", "--gpu", "H100"]
     base, on = _json(args), _json([*args, "--moe-gemm-efficiency", "fitted"])
-    rank_flops = 8192 * (2 * 2 * 3 * 4096 * 14336 * 32) / 2
     assert on["prefill"]["prefill_ms"] - base["prefill"]["prefill_ms"] == pytest.approx(
-        rank_flops / 989.5e12 * (1 / MOE_GEMM - 1 / 0.70) * 1e3, rel=1e-9)
+        RANK_FLOPS / H100_BF16 * (1 / MOE_GEMM - 1 / 0.59) * 1e3, rel=1e-9)
     assert on["prefill"]["layout"]["tp"] == 2 and on["prefill"]["layout"]["ep"] == 1
-    assert on["cost_rules"][0]["rule"] == "moe_gemm" and "cost_rules" not in base
+    assert [r["rule"] for r in on["cost_rules"]] == ["moe_gemm"]
+    assert [r["rule"] for r in base["cost_rules"]] == ["moe_gemm_shape"]
 
 
 def test_plan_rate_simulates_with_the_rules() -> None:
@@ -272,3 +298,27 @@ def test_help_lines_quote_the_constants_the_rules_apply() -> None:
     assert f"fitted: {FP8_DENSE_GEMM:.2f}," in help_of(cost_opts.Fp8DenseGemmOpt)
     assert f"derived: {VLLM_UNGRAPHED_LAUNCH_S * 1e6:.1f}," in help_of(
         cost_opts.UngraphedLaunchOpt)
+
+
+def test_the_shape_table_is_the_cuda_presets_default_and_not_amds() -> None:
+    from kvplan.hardware.gpus import get_gpu
+    from kvplan.perf.efficiency import MOE_GEMM_SHAPE, device_efficiency
+
+    h100, b200, mi300x = get_gpu("H100"), get_gpu("B200"), get_gpu("MI300X")
+    assert device_efficiency(h100).moe_gemm_shape is MOE_GEMM_SHAPE
+    assert device_efficiency(b200).moe_gemm_shape is MOE_GEMM_SHAPE
+    assert device_efficiency(b200).fp8_gemm == 0.55  # its own fields kept
+    assert device_efficiency(mi300x).moe_gemm_shape is None  # fitted on H100 kernels only
+    # Off, or a one fraction per format given: the table goes; asked for: set, AMD too.
+    assert CostRules(moe_gemm_by_rows=False).apply(device_efficiency(h100)).moe_gemm_shape is None
+    assert CostRules(moe_gemm=0.33).apply(device_efficiency(h100)).moe_gemm_shape is None
+    assert CostRules(moe_gemm_by_rows=True).apply(
+        device_efficiency(mi300x)).moe_gemm_shape is MOE_GEMM_SHAPE
+    # The default's record: where it applies (a MoE model on a CUDA device) only.
+    none = CostRules()
+    assert none.records((mi300x,), moe=True) == [] and none.records((h100,), moe=False) == []
+    [rec] = none.records((h100, mi300x), moe=True)
+    assert rec["opt_in"] is False and rec["default_on"] == ["H100-80GB"]
+    # --moe-gemm-by-rows on an AMD preset is opt-in there.
+    [rec] = CostRules(moe_gemm_by_rows=True).records((mi300x,), moe=True)
+    assert rec["opt_in"] is True and "default_on" not in rec

@@ -13,7 +13,12 @@ import pytest
 from kvplan import load_spec
 from kvplan._util.errors import InputError
 from kvplan.hardware.gpus import get_gpu
-from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency, device_efficiency
+from kvplan.perf.efficiency import (
+    CUDA_EFFICIENCY,
+    DEFAULT_EFFICIENCY,
+    Efficiency,
+    device_efficiency,
+)
 from kvplan.perf.gemm_shape import (
     DEVICE_GEMM_SHAPE,
     H100_BF16_GEMM_SHAPE,
@@ -131,4 +136,4 @@ def test_the_bench_opts_in_for_the_h100_only_and_restores() -> None:
         assert device_efficiency(get_gpu("H200")).gemm_shape is None
         assert device_efficiency(get_gpu("MI300X")).gemm == 0.54  # its own preset kept
     assert device_efficiency(get_gpu("H100")).gemm_shape is None
-    assert device_efficiency(get_gpu("H100")) is DEFAULT_EFFICIENCY
+    assert device_efficiency(get_gpu("H100")) is CUDA_EFFICIENCY

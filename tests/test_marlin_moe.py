@@ -15,7 +15,7 @@ from kvplan._util.dtypes import GemmMath
 from kvplan.engines.moe_kernel import MXFP4_EXPERTS, FixedMoeKernels
 from kvplan.engines.vllm.moe_kernel import VLLM_MARLIN_MXFP4_MOE, VLLM_MOE_KERNELS
 from kvplan.hardware.gpus import get_gpu
-from kvplan.perf.efficiency import device_efficiency
+from kvplan.perf.efficiency import MOE_GEMM_SHAPE, device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.moe_kernel import block_rows, padded_rows_factor, routed_expert_formats
 from kvplan.perf.roofline import step_time
@@ -72,9 +72,16 @@ def test_vllm_runs_marlin_for_mxfp4_where_its_backend_says_so() -> None:
     assert set(routed_expert_formats(spec, range(36)).values()) == {MXFP4_EXPERTS}
 
 
+# The routed experts' fraction in these prefills (moedefault63: the experts' shape table is the
+# CUDA presets' default): 2,048 tokens x top-4 / 128 experts = 64 rows per expert, below the
+# bf16 table's first point (512 rows), so its first value, 0.34 (MOE_GEMM_SHAPE_BF16; below the
+# dense 0.70 it replaces). Marlin dequantizes the MXFP4 experts to bf16 math: the bf16 table.
+EXPERTS_FRACTION = 0.34
+
+
 def test_prefill_step_of_gpt_oss_120b_on_a100_by_hand() -> None:
-    # vLLM 0.11.0 on one A100 80GB (312 dense bf16 TFLOPS x 0.70, 2.039 TB/s x 0.90), a
-    # 2,048-token prefill step (the release's --max-num-batched-tokens on an A100).
+    # vLLM 0.11.0 on one A100 80GB (312 dense bf16 TFLOPS x 0.34 for the experts, 2.039 TB/s x
+    # 0.90), a 2,048-token prefill step (the release's --max-num-batched-tokens on an A100).
     spec = load_model(CONFIG)[0]
     gpu = get_gpu("A100-80GB")
     eff = engine_efficiency("vllm", device_efficiency(gpu), version="0.11.0")
@@ -83,9 +90,12 @@ def test_prefill_step_of_gpt_oss_120b_on_a100_by_hand() -> None:
     old = step_time(spec, gpu, eff=replace(eff, moe_kernel=None), **kw)
     # Experts, per layer and token: 4 experts x (2,880 x 5,760 + 5,760 + 2,880 x 2,880 +
     # 2,880) = 99,567,360 active parameters (weights and biases), 2 FLOPs each: 36 layers x
-    # 2,048 x 199,134,720 = 14.68 TFLOP at 218.4 TFLOPS = 67.2 ms, compute-bound (the MXFP4
-    # weights, ~61 GB, take ~33 ms); Marlin's padded rows multiply it by 1.4668: 98.6 ms.
-    exact = 36 * 2048 * 2 * 99_567_360 / (312e12 * 0.70)
+    # 2,048 x 199,134,720 = 14.68 TFLOP at 312 x 0.34 = 106.08 TFLOPS = 138.4 ms, compute-bound
+    # (the MXFP4 weights, ~61 GB, take ~33 ms); Marlin's padded rows multiply it by 1.4668:
+    # 203.0 ms.
+    assert MOE_GEMM_SHAPE.bf16.fraction(2048 * 4 / 128) == EXPERTS_FRACTION
+    exact = 36 * 2048 * 2 * 99_567_360 / (312e12 * EXPERTS_FRACTION)
+    assert exact == pytest.approx(0.1384, rel=1e-3)
     assert old.by_op["experts"] == pytest.approx(exact, rel=1e-3)
     assert new.by_op["experts"] == pytest.approx(exact * 1.46682, rel=1e-3)
     # swigluoai_and_mul: 8,192 pairs x (5,760 read + 2,880 written) x 2 B = 141,557,760 B,
@@ -101,23 +111,26 @@ def test_marlin_runs_at_hoppers_mma_sync_rate_by_hand() -> None:
     # marlin_template.h:89-141), which reaches about 2/3 of Hopper's dense peak (gpus.json
     # mma_sync_bf16_dense: H100 SXM 989.5 x 2/3 = 659.667 TFLOPS). The prefill step above on
     # one H100 under vLLM 0.11.0 (Marlin: no triton_kernels in its wheel): 14.68 TFLOP x the
-    # padded rows' 1.46682 = 21.53 TFLOP at 659.667 x 0.70 = 461.8 TFLOPS: 46.6 ms,
-    # compute-bound (the ~61 GB of MXFP4 weights take ~20 ms at 3.35 TB/s x 0.90); at the
-    # wgmma peak it would be 989.5 x 0.70: 31.1 ms, 2/3 of it.
+    # padded rows' 1.46682 = 21.53 TFLOP at 659.667 x 0.34 (the experts' table at 64 rows,
+    # EXPERTS_FRACTION) = 224.3 TFLOPS: 96.0 ms, compute-bound (the ~61 GB of MXFP4 weights
+    # take ~20 ms at 3.35 TB/s x 0.90); at the wgmma peak it would be 989.5 x 0.34: 64.0 ms,
+    # 2/3 of it.
     spec = load_model(CONFIG)[0]
     gpu = get_gpu("H100-80GB")
     assert gpu.peak_mma_sync_bf16_flops_per_s == 659_667 * 10**9
     eff = engine_efficiency("vllm", device_efficiency(gpu), version="0.11.0")
-    assert eff.gemm == 0.70 and eff.moe_gemm is None and eff.moe_gemm_shape is None
+    assert eff.gemm == 0.70 and eff.moe_gemm is None and eff.moe_gemm_shape is MOE_GEMM_SHAPE
     kw = {"tokens": 2048, "context": 1, "requests": 1, "logits": 1}
     st = step_time(spec, gpu, eff=eff, **kw)
     flops = 36 * 2048 * 2 * 99_567_360 * 1.46682
-    assert st.by_op["experts"] == pytest.approx(flops / (659.667e12 * 0.70), rel=1e-3)
-    assert st.by_op["experts"] == pytest.approx(0.04664, rel=1e-3)
+    assert st.by_op["experts"] == pytest.approx(flops / (659.667e12 * EXPERTS_FRACTION),
+                                                rel=1e-3)
+    assert st.by_op["experts"] == pytest.approx(0.09602, rel=1e-3)
     # The same kernel declared wgmma-capable runs at the full peak: 1.5x faster.
     at_peak = step_time(spec, gpu, eff=replace(eff, moe_kernel=FixedMoeKernels(
         ((MXFP4_EXPERTS, replace(VLLM_MARLIN_MXFP4_MOE, mma_sync=False)),))), **kw)
-    assert at_peak.by_op["experts"] == pytest.approx(flops / (989.5e12 * 0.70), rel=1e-3)
+    assert at_peak.by_op["experts"] == pytest.approx(flops / (989.5e12 * EXPERTS_FRACTION),
+                                                     rel=1e-3)
     # 0.15.1 runs Triton's triton_kernels on Hopper, not Marlin: no mma.sync kernel priced.
     assert VLLM_MOE_KERNELS.kernel(MXFP4_EXPERTS, version="0.15.1", gpu=gpu, ep=1,
                                    dp_ranks=1) is None

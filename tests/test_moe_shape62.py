@@ -38,10 +38,15 @@ def test_agg_sample_takes_every_ninth_of_each_cell_from_the_second_round_robin(
     assert [r["id"] for r in m.agg_sample()] == ["a1", "b1", "a10"]
 
 
-def test_the_on_mode_sets_the_shape_table_on_cuda_presets_only() -> None:
+def test_the_modes_set_the_shape_table_on_cuda_presets_only() -> None:
     cuda = next(g for g in GPUS.values() if g.platform == "cuda")
     other = next(g for g in GPUS.values() if g.platform != "cuda")
     with moe_fitted("shape"):
         assert efficiency.device_efficiency(cuda).moe_gemm_shape is efficiency.MOE_GEMM_SHAPE
         assert efficiency.device_efficiency(other).moe_gemm_shape is None
-    assert efficiency.device_efficiency(cuda).moe_gemm_shape is None  # restored: the default
+    # The off mode ("flat", what the default was before moedefault63): the table taken off.
+    with moe_fitted("flat"):
+        assert efficiency.device_efficiency(cuda).moe_gemm_shape is None
+        assert efficiency.device_efficiency(other).moe_gemm_shape is None
+    # restored: the default since moedefault63
+    assert efficiency.device_efficiency(cuda).moe_gemm_shape is efficiency.MOE_GEMM_SHAPE

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from dataclasses import replace as _replace
 
 import pytest
 
@@ -16,8 +17,9 @@ from kvplan.engines.vllm.moe_kernel import (
     VLLM_TRITON_MOE,
     VllmMoeKernels,
 )
-from kvplan.hardware.gpus import get_gpu
-from kvplan.perf.efficiency import FP8_MOE_GEMM, Efficiency, device_efficiency
+from kvplan.hardware.gpus import GPU, get_gpu
+from kvplan.perf.efficiency import FP8_MOE_GEMM, Efficiency
+from kvplan.perf.efficiency import device_efficiency as _device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.moe_kernel import fitted_fp8_experts
 from kvplan.perf.roofline import step_time
@@ -25,6 +27,14 @@ from kvplan.sources.resolve import load_model
 
 CONFIG = "tests/data/configs/minimax-m2.json"
 ON = VllmMoeKernels(fp8_fitted=True)
+
+def device_efficiency(gpu: GPU) -> Efficiency:
+    """The GPU's efficiency with the experts at the one fraction per format: these hand-worked
+    prices are of the MoE kernels' rules, derived before moedefault63 made the experts' shape
+    table the CUDA default (the table's own prices: tests/test_moe_gemm_shape.py,
+    tests/test_cost_rules_cli.py), so the table is pinned off here."""
+    return _replace(_device_efficiency(gpu), moe_gemm_shape=None)
+
 
 
 def test_the_switch_marks_only_block_fp8_kernels() -> None:

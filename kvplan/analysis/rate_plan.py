@@ -26,6 +26,7 @@ from kvplan.engines.launch import LaunchLayout, LaunchPlan
 from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
+from kvplan.perf.cost_rules import NO_COST_RULES
 from kvplan.sources.machine import usable_cpus
 
 # EngineSettings' fields of SGLang's MoE all-to-all, which the launch writes as plan does.
@@ -190,4 +191,5 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                               "output_len": options.output_len, "trace": options.trace,
                               "trace_format": options.trace_format, "seed": options.seed},
                     engine_args=tuple(settings.applied_dicts()), gpus_per_node=gpus_per_node,
-                    cost_rules=() if cost_rules is None else tuple(cost_rules.records()))
+                    cost_rules=tuple((cost_rules or NO_COST_RULES).records(
+                        (get_gpu(gpu),), moe=spec.moe is not None)))

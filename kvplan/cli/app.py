@@ -295,7 +295,7 @@ def estimate_cmd(
     moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
     moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
-    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = None, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
@@ -377,7 +377,9 @@ def estimate_cmd(
                                         est=answer.estimate, reverse=answer.reverse)
         emit(with_cost_rules(with_offload(
             replace(view, records={**view.records, **cap.records}, more=(*view.more, cap),
-                    answer=line, summary=summary), answer.offload), rules.records()),
+                    answer=line, summary=summary), answer.offload), rules.records(
+                        () if inputs.gpu is None or answer.offload is None else (inputs.gpu,),
+                        moe=inputs.spec.moe is not None)),
              fmt, explain=explain)
 
 

@@ -123,7 +123,7 @@ def compare_cmd(
              "vLLM and TensorRT-LLM, which launch it from CUDA graphs or a compiled "
              "engine.")] = 70.0,
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
-    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = None, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     plot: Annotated[Path | None, typer.Option(
@@ -188,4 +188,6 @@ def compare_cmd(
         # the opt-in cost rules on, where one is (kvplan.present.cost_rules_view).
         view = replace(view, records=[{**r, "context": context, "concurrency": batch}
                                       for r in view.records])
-        emit(with_cost_rules(view, rules.records()), fmt, explain=explain)
+        emit(with_cost_rules(view, rules.records(() if preset is None else (preset,),
+                                                 moe=spec.moe is not None)),
+             fmt, explain=explain)

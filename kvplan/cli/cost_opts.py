@@ -1,6 +1,8 @@
 """The time model's opt-in rules as options (cli60), shared by every command that prices time
 (compare, plan with its --rate and --disagg, simulate): named as the --gemm-efficiency family,
-each help line saying what it is, where its number comes from and that it is opt-in. One
+each help line saying what it is, where its number comes from and that it is opt-in (but
+--moe-gemm-by-rows, the default on CUDA presets since moedefault63: its --no- form turns it
+off). One
 builder, `cost_rules`, turns them into the library's `CostRules` (kvplan.perf.cost_rules).
 
 A fraction option takes a number or the word `fitted` (kvplan's fitted constant); the launch
@@ -52,12 +54,12 @@ Fp8MoeGemmOpt = Annotated[str | None, typer.Option(
     help="OPT-IN: block-FP8 routed experts' GEMMs at this fraction of the FP8 peak where "
          "compute-bound; fitted: 0.20, FITTED on the same H100 fused-MoE tables (default: the "
          "dense FP8 GEMM's).")]
-MoeGemmByRowsOpt = Annotated[bool, typer.Option(
-    "--moe-gemm-by-rows", rich_help_panel=COST_RULES_PANEL,
-    help="OPT-IN: the routed experts' fraction by rows per expert (bf16 0.34-0.59, block FP8 "
-         "0.18-0.35, never above the dense GEMM's), FITTED on aiconfigurator's measured H100 "
-         "fused-MoE tables (kernel tables, not serving rows); replaces --moe-gemm-efficiency "
-         "/ --fp8-moe-gemm-efficiency.")]
+MoeGemmByRowsOpt = Annotated[bool | None, typer.Option(
+    "--moe-gemm-by-rows/--no-moe-gemm-by-rows", rich_help_panel=COST_RULES_PANEL,
+    help="Now the default on CUDA presets: the routed experts' fraction by rows per expert "
+         "(bf16 0.34-0.59, block FP8 0.18-0.35, never above the dense GEMM's), FITTED on "
+         "aiconfigurator's measured H100 fused-MoE tables; --no-moe-gemm-by-rows: the one "
+         "fraction per format (as --moe-gemm-efficiency / --fp8-moe-gemm-efficiency do).")]
 Fp8DenseGemmOpt = Annotated[str | None, typer.Option(
     "--fp8-dense-gemm-efficiency", parser=_fraction, metavar="fitted|FRACTION",
     rich_help_panel=COST_RULES_PANEL,
@@ -84,7 +86,7 @@ def _value(text: str | None, fitted: float, scale: float = 1.0) -> float | None:
 
 
 def cost_rules(*, moe_gemm: str | None = None, fp8_moe_gemm: str | None = None,
-               moe_gemm_by_rows: bool = False, fp8_dense_gemm: str | None = None,
+               moe_gemm_by_rows: bool | None = None, fp8_dense_gemm: str | None = None,
                ungraphed_launch_us: str | None = None, gemm_by_shape: bool = False
                ) -> "CostRules":
     """The options as the library's CostRules (their words as kvplan's constants); none
@@ -92,7 +94,7 @@ def cost_rules(*, moe_gemm: str | None = None, fp8_moe_gemm: str | None = None,
     from kvplan.perf.cost_rules import NO_COST_RULES, CostRules
 
     if (moe_gemm, fp8_moe_gemm, moe_gemm_by_rows, fp8_dense_gemm, ungraphed_launch_us,
-            gemm_by_shape) == (None, None, False, None, None, False):
+            gemm_by_shape) == (None, None, None, None, None, False):
         return NO_COST_RULES
     from kvplan.perf.efficiency import FP8_DENSE_GEMM, FP8_MOE_GEMM, MOE_GEMM
     from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S

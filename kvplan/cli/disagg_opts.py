@@ -110,4 +110,8 @@ def disagg_plan_view(opts: dict[str, Any]) -> Any:
         allow_long_context=bool(opts.get("allow_long_context")),
         cost_rules=rules if (rules := opts.get("cost_rules")) is not None and rules.on else None)
     view = disagg_view(spec, plan_disagg(spec, req))
-    return view if rules is None else with_cost_rules(view, rules.records())
+    from kvplan.perf.cost_rules import NO_COST_RULES
+
+    # The cost rules asked for, and the experts' default table where it prices this model.
+    return with_cost_rules(view, (rules or NO_COST_RULES).records(
+        (gpu,), moe=spec.moe is not None))

@@ -227,7 +227,7 @@ def plan_cmd(
     moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
     moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
-    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = None, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     plot: Annotated[Path | None, typer.Option(
@@ -386,8 +386,8 @@ def plan_cmd(
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
                       force=force, platform=opts.get("platform"), cpu_amx=opts.get("cpu_amx"))
         shown = planned_spec(spec, req, result)
-        emit(with_cost_rules(with_offload(plan_view(shown, result), tiers), rules.records()),
-             fmt, explain=explain)
+        emit(with_cost_rules(with_offload(plan_view(shown, result), tiers), rules.records(
+            req.gpu_types or (req.gpu,), moe=spec.moe is not None)), fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
 

@@ -264,7 +264,7 @@ def simulate_cmd(
     moe_a2a_backend: ma.MoeA2aBackendOpt = None, deepep_mode: ma.DeepepModeOpt = None,
     moe_dense_tp_size: ma.MoeDenseTpOpt = None, enable_dp_lm_head: ma.DpLmHeadOpt = False,
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
-    moe_gemm_by_rows: co.MoeGemmByRowsOpt = False, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
+    moe_gemm_by_rows: co.MoeGemmByRowsOpt = None, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
@@ -418,7 +418,9 @@ def simulate_cmd(
         if settings.applied:  # the engine's flags as applied (only where given)
             view = replace(view, records={**view.records,
                                           "engine_args": settings.applied_dicts()})
-        view = with_cost_rules(view, rules.records())  # the opt-in rules, where one is on
+        # The cost rules asked for, and the experts' default table where it prices this model.
+        view = with_cost_rules(view, rules.records(
+            () if inputs.gpu is None else (inputs.gpu,), moe=spec.moe is not None))
         if timeline is not None:
             text = timeline_csv(result)
             atomic_write("--timeline", timeline,

@@ -10,7 +10,11 @@ The rules (the `Efficiency` field each sets):
   0.33 / block-FP8 0.20 (MOE_GEMM_FIT / FP8_MOE_GEMM_FIT, aiconfigurator's H100 fused-MoE tables);
 - `moe_gemm_by_rows` -> `moe_gemm_shape`: the experts' fraction by rows per expert
   (MOE_GEMM_SHAPE, the same tables; it replaces the one per format, so the two are refused
-  together);
+  together). NOT opt-in any more on a CUDA device: the default there since moedefault63
+  (kvplan.perf.efficiency.CUDA_EFFICIENCY), so None (the device's default) is the field's
+  default; True (`--moe-gemm-by-rows`, kept as an alias) sets it on any device, AMD too; False
+  (`--no-moe-gemm-by-rows`) turns it off, as a one fraction per format given does. `records`
+  names it also where it applies by default (a MoE model on a CUDA device), "opt_in": false;
 - `fp8_dense_gemm`: the dense w8a8 FP8 GEMMs' compute-bound fraction, 0.48 (FP8_DENSE_GEMM_FIT,
   aiconfigurator's H100 GEMM tables);
 - `ungraphed_launch_s`: vLLM's host time per kernel of a step above its largest CUDA graph,
@@ -22,6 +26,7 @@ The rules (the `Efficiency` field each sets):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -44,18 +49,18 @@ _GEMM_SHAPE_SOURCE = ("OpenXLA's measured sm_90 bf16 matmul table (default_matmu
 
 @dataclass(frozen=True, kw_only=True)
 class CostRules:
-    """The opt-in rules asked for (module docstring); the defaults are all off."""
+    """The rules asked for (module docstring); the defaults are the device's own."""
 
     moe_gemm: float | None = None
     fp8_moe_gemm: float | None = None
-    moe_gemm_by_rows: bool = False
+    # None: the device's default (the table on a CUDA device); True: on; False: off.
+    moe_gemm_by_rows: bool | None = None
     fp8_dense_gemm: float | None = None
     ungraphed_launch_s: float | None = None
     gemm_by_shape: bool = False
 
     def __post_init__(self) -> None:
-        if self.moe_gemm_by_rows and (self.moe_gemm is not None
-                                      or self.fp8_moe_gemm is not None):
+        if self.moe_gemm_by_rows is True and self.per_format:
             raise InputError("--moe-gemm-by-rows and --moe-gemm-efficiency / "
                              "--fp8-moe-gemm-efficiency: give one (the fraction by rows per "
                              "expert replaces the one fraction per format)")
@@ -71,6 +76,19 @@ class CostRules:
     @property
     def on(self) -> bool:
         return self != CostRules()
+
+    @property
+    def per_format(self) -> bool:
+        """One fraction per format given (--moe-gemm-efficiency / --fp8-moe-gemm-efficiency)."""
+        return self.moe_gemm is not None or self.fp8_moe_gemm is not None
+
+    @staticmethod
+    def shape_devices(gpus: Sequence[GPU]) -> tuple[str, ...]:
+        """The devices of `gpus` whose efficiency sets the experts' table by default
+        (kvplan.perf.efficiency.device_efficiency: the CUDA ones)."""
+        from kvplan.perf.efficiency import device_efficiency
+
+        return tuple(g.name for g in gpus if device_efficiency(g).moe_gemm_shape is not None)
 
     def check(self, *, engine: str | None = None, simulated: bool = True,
               gpu: GPU | None = None) -> None:
@@ -109,6 +127,10 @@ class CostRules:
             changes["fp8_moe_gemm"] = self.fp8_moe_gemm
         if self.moe_gemm_by_rows:
             changes["moe_gemm_shape"] = MOE_GEMM_SHAPE
+        elif self.moe_gemm_by_rows is False or self.per_format:
+            # Off, or one fraction per format given: the table would take its place
+            # (Efficiency.experts_fraction), so it goes.
+            changes["moe_gemm_shape"] = None
         if self.fp8_dense_gemm is not None:
             changes["fp8_dense_gemm"] = self.fp8_dense_gemm
         if self.ungraphed_launch_s is not None:
@@ -120,10 +142,14 @@ class CostRules:
             changes["gemm_shape"] = DEVICE_GEMM_SHAPE.get(gpu.name) if gpu is not None else None
         return replace(eff, **changes)
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self, gpus: Sequence[GPU] = (), *, moe: bool = False) -> list[dict[str, Any]]:
         """The rules on, for the JSON's `cost_rules`: the `Efficiency` field, the option, the
-        value and where it comes from (kvplan's fitted value's source, or "given")."""
-        if not self.on:
+        value and where it comes from (kvplan's fitted value's source, or "given"), "opt_in"
+        true; and the experts' table where it prices a MoE model (`moe`) on `gpus` by default
+        (`shape_devices`), "opt_in" false, with the devices it is the default on."""
+        devices = self.shape_devices(gpus)
+        default_on = moe and self.moe_gemm_by_rows is None and not self.per_format and devices
+        if not self.on and not default_on:
             return []
         from kvplan.perf.efficiency import (
             FP8_DENSE_GEMM_FIT,
@@ -146,12 +172,19 @@ class CostRules:
         if self.fp8_moe_gemm is not None:
             add("fp8_moe_gemm", "--fp8-moe-gemm-efficiency", self.fp8_moe_gemm,
                 FP8_MOE_GEMM_FIT.value, "FITTED: " + FP8_MOE_GEMM_FIT.source)
-        if self.moe_gemm_by_rows:
-            out.append({"rule": "moe_gemm_shape", "option": "--moe-gemm-by-rows",
-                        "value": {"bf16": [list(p) for p in MOE_GEMM_SHAPE_BF16_FIT.value],
-                                  "fp8": [list(p) for p in MOE_GEMM_SHAPE_FP8_FIT.value]},
-                        "source": ("FITTED: " + MOE_GEMM_SHAPE_BF16_FIT.source + "; "
-                                   + MOE_GEMM_SHAPE_FP8_FIT.source), "opt_in": True})
+        if self.moe_gemm_by_rows or default_on:
+            shape = {"rule": "moe_gemm_shape", "option": "--moe-gemm-by-rows",
+                     "value": {"bf16": [list(p) for p in MOE_GEMM_SHAPE_BF16_FIT.value],
+                               "fp8": [list(p) for p in MOE_GEMM_SHAPE_FP8_FIT.value]},
+                     "source": ("FITTED: " + MOE_GEMM_SHAPE_BF16_FIT.source + "; "
+                                + MOE_GEMM_SHAPE_FP8_FIT.source), "opt_in": not devices}
+            if devices:  # asked or not, kvplan's default on these
+                shape["default_on"] = list(devices)
+            out.append(shape)
+        elif self.moe_gemm_by_rows is False:
+            out.append({"rule": "moe_gemm_shape", "option": "--no-moe-gemm-by-rows",
+                        "value": None, "source": "turned off: the one fraction per format "
+                        "(the experts' default on a CUDA device is the table)", "opt_in": True})
         if self.fp8_dense_gemm is not None:
             add("fp8_dense_gemm", "--fp8-dense-gemm-efficiency", self.fp8_dense_gemm,
                 FP8_DENSE_GEMM_FIT.value, "FITTED: " + FP8_DENSE_GEMM_FIT.source)

@@ -34,7 +34,9 @@ Defaults and where they come from (all overridable with `Efficiency`):
   `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
   1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact
   (`PREFILL_LAUNCH_FIT`; 70 us until MLA's replicated q_a / kv_a projections were charged
-  whole on every TP rank, mlaproj62: refitted on the same 4 rows). How the launch joins the
+  whole on every TP rank, mlaproj62: refitted on the same 4 rows; NOT refitted when
+  moedefault63 made the experts' shape table the CUDA default, with which the same 4 rows give
+  61.1 us: tests.benches.cost_bench.AS_FITTED keeps the fit's model). How the launch joins the
   GPU time is `prefill_launch_model`: "sum" here; "op_max" and "stream"
   (kvplan.perf.launch_model) are counterfactuals, refitted on the same 4 rows by
   tests/benches/launch_models.py (88 / 89 us). No other prefill or TTFT is in
@@ -182,10 +184,17 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   1,024 / 2,048+ rows, block FP8 0.18 / 0.22 / 0.23 / 0.35 at 256 / 512 / 1,024 / 2,048+, the
   first point's below it. Fitted on the same H100 tables (H200 and B200 held out), every engine
   together. When set, it replaces `moe_gemm` / `fp8_moe_gemm`; never above the dense fraction.
-  OPT-IN (default None): judged after the tables were committed (tests/benches/
-  moe_gemm_bench.py --compare shape), TTFT comes closer on the other publishers' prospective MoE
-  runs (66.5 -> 52.3 %) but the sim-to-real Mixtral stages' ITL gets worse (1.7 -> 7.2 %), five
-  of them saturating: Mixtral's wide experts run faster than the table pooled over narrower ones.
+  Judged after the tables were committed (tests/benches/moe_gemm_bench.py --compare shape),
+  TTFT comes closer on the other publishers' prospective MoE runs (66.5 -> 52.3 %) but the
+  sim-to-real Mixtral stages' ITL gets worse (1.7 -> 7.2 %), five of them saturating: Mixtral's
+  wide experts run faster than the table pooled over narrower ones; it stayed opt-in. Judged
+  again on held-out serving rows with a decision rule stated before the replay (moeshape62,
+  tests/benches/moe_shape62.py): pooled held-out median |error| TTFT 45.2 -> 38.2 %, TPOT 18.2
+  -> 15.2 %, the rule met, though the aggregated held-out rows alone get worse on TTFT (39.0 ->
+  41.5 %; vLLM on Hopper 24.5 -> 42.3 %). THE DEFAULT of every CUDA device since moedefault63
+  (CUDA_EFFICIENCY, the one place it is set; `--no-moe-gemm-by-rows` or
+  `Efficiency(moe_gemm_shape=None)` turns it off). AMD presets keep None: the tables are H100
+  kernels' (Triton / CUTLASS fused MoE), and no ROCm fused-MoE kernel was read for it.
 - fp8_dense_gemm 0.48: FITTED, the dense (non-expert) w8a8 FP8 GEMMs' fraction of the FP8
   peak where they are compute-bound, on aiconfigurator's measured GEMM tables (095f58a51,
   tests/data/dense_op/SOURCES.md: the engines' own linear layer, its activation quantization
@@ -290,8 +299,8 @@ FP8_MOE_GEMM_FIT = Fitted(
 
 # The routed experts' fraction by rows per expert (kvplan.perf.moe_gemm_shape, its docstring):
 # (rows per expert, fraction of the bf16 / FP8 peak) per point, fitted on the same H100 tables'
-# compute-bound cases (tests.benches.moe_shape_fit), kept to two places. OPT-IN (module
-# docstring): `Efficiency(moe_gemm_shape=MOE_GEMM_SHAPE)`.
+# compute-bound cases (tests.benches.moe_shape_fit), kept to two places. The default of every
+# CUDA device (CUDA_EFFICIENCY, moedefault63; module docstring); `Efficiency()` has none.
 MOE_GEMM_SHAPE_BF16 = ((512, 0.34), (1024, 0.44), (2048, 0.59), (4096, 0.59))
 MOE_GEMM_SHAPE_FP8 = ((256, 0.18), (512, 0.22), (1024, 0.23), (2048, 0.35), (4096, 0.35))
 _MOE_SHAPE_TABLES = ("aiconfigurator 095f58a51 systems/data/h100_sxm/moe/{vllm/0.19.0, "
@@ -409,7 +418,8 @@ class Efficiency:
     moe_gemm: float | None = None
     fp8_moe_gemm: float | None = None
     # The routed experts' fraction by rows per expert (kvplan.perf.moe_gemm_shape; MOE_GEMM_SHAPE,
-    # FITTED on kernel tables), in place of `moe_gemm` / `fp8_moe_gemm`. None: those.
+    # FITTED on kernel tables), in place of `moe_gemm` / `fp8_moe_gemm`. None: those (this
+    # class's default; every CUDA device's preset sets it, CUDA_EFFICIENCY).
     moe_gemm_shape: MoeGemmShape | None = None
     # OPT-IN (issue 30): the dense (non-expert) FP8 GEMMs' fraction of the FP8 peak, FITTED on
     # measured GEMM tables (FP8_DENSE_GEMM_FIT, module docstring). None: `fp8_gemm`, today's.
@@ -457,18 +467,24 @@ class Efficiency:
 
 
 DEFAULT_EFFICIENCY = Efficiency()
+# Every CUDA device's base (the CUDA presets' and a CUDA GPU given by its size): the defaults
+# with the routed experts' fraction by rows per expert (MOE_GEMM_SHAPE), the default since
+# moedefault63 (moeshape62's held-out rule met: module docstring). The one place it is set;
+# the Blackwell presets below are built on it. AMD presets keep None: the table was fitted on
+# NVIDIA H100 fused-MoE kernels only (aiconfigurator's h100_sxm tables), none of ROCm's.
+CUDA_EFFICIENCY = Efficiency(moe_gemm_shape=MOE_GEMM_SHAPE)
 
 # AMD Instinct presets: achievable fractions from ROCm kernel measurements, and Blackwell SM 10.0
 # ones from SGLang's GB200 DeepGEMM benchmark (module docstring: sources, and which values are
-# carried over). Every other preset gets DEFAULT_EFFICIENCY.
+# carried over). Every other CUDA preset gets CUDA_EFFICIENCY.
 MI300X_EFFICIENCY = Efficiency(hbm=0.80, fp8_gemm_hbm=0.77, gemm=0.54, fp8_gemm=0.49,
                                moe_floor_s=67.4 * US)
 # FP8 attention on SM 10.x: TRT-LLM's FP8 FMHA ~1.5x its BF16 one (vllm PR 31195), over the
 # FP8 peak (2x bf16): 0.60 x 1.5 / 2.
 SM100_FP8_ATTENTION = 0.45
 # GB200 DeepGEMM: 2,771 of 5,000 dense FP8 TFLOPS (sglang PR 13528), carried to the B200.
-BLACKWELL_EFFICIENCY = Efficiency(fp8_gemm=0.55, fp8_attention=SM100_FP8_ATTENTION)
-BLACKWELL_ULTRA_EFFICIENCY = Efficiency(fp8_attention=SM100_FP8_ATTENTION)
+BLACKWELL_EFFICIENCY = replace(CUDA_EFFICIENCY, fp8_gemm=0.55, fp8_attention=SM100_FP8_ATTENTION)
+BLACKWELL_ULTRA_EFFICIENCY = replace(CUDA_EFFICIENCY, fp8_attention=SM100_FP8_ATTENTION)
 DEVICE_EFFICIENCY: dict[str, Efficiency] = {
     "MI300X": MI300X_EFFICIENCY,
     "MI325X": replace(MI300X_EFFICIENCY, gemm=0.645, fp8_gemm=0.581),
@@ -481,5 +497,9 @@ DEVICE_EFFICIENCY: dict[str, Efficiency] = {
 
 
 def device_efficiency(gpu: GPU) -> Efficiency:
-    """The achievable fractions kvplan assumes on `gpu` (its preset's, else the CUDA defaults)."""
-    return DEVICE_EFFICIENCY.get(gpu.name, DEFAULT_EFFICIENCY)
+    """The achievable fractions kvplan assumes on `gpu`: its preset's in DEVICE_EFFICIENCY,
+    else CUDA_EFFICIENCY on a CUDA device, else DEFAULT_EFFICIENCY (no experts' shape table)."""
+    preset = DEVICE_EFFICIENCY.get(gpu.name)
+    if preset is not None:
+        return preset
+    return CUDA_EFFICIENCY if gpu.platform == "cuda" else DEFAULT_EFFICIENCY

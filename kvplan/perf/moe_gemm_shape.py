@@ -45,14 +45,18 @@ FP8's gain is no one pattern across engines (fitted per engine, the N slope is T
 whose MoE TP narrows its GEMMs, the K slope SGLang's and vLLM's), so one width rule for all
 would carry one engine's kernel onto the others.
 
-OPT-IN (`Efficiency(moe_gemm_shape=...)`; no preset sets it): judged on serving rows after the
-tables were committed (tests/benches/moe_gemm_bench.py --compare shape), it makes the
-sim-to-real study's Mixtral stages' ITL worse (1.7 -> 7.2 %), five stages saturating: Mixtral's
-wide experts under MoE TP run at 0.53-0.80 at 512-2,048 rows in the same H100 tables, above this
-table pooled over narrower experts. Judged again on held-out serving rows (moeshape62,
-tests/benches/moe_shape62.py): pooled held-out median |error| TTFT 45.2 -> 38.2 %, TPOT 18.2 ->
-15.2 % (its decision rule met; the aggregated held-out rows alone TTFT 39.0 -> 41.5 %); still
-opt-in until the flip is made.
+History: OPT-IN at first (`Efficiency(moe_gemm_shape=...)`, no preset setting it): judged on
+serving rows after the tables were committed (tests/benches/moe_gemm_bench.py --compare shape),
+it makes the sim-to-real study's Mixtral stages' ITL worse (1.7 -> 7.2 %), five stages
+saturating: Mixtral's wide experts under MoE TP run at 0.53-0.80 at 512-2,048 rows in the same
+H100 tables, above this table pooled over narrower experts. Judged again on held-out serving
+rows (moeshape62, tests/benches/moe_shape62.py): pooled held-out median |error| TTFT 45.2 ->
+38.2 %, TPOT 18.2 -> 15.2 % (its decision rule, stated before the replay, met; the aggregated
+held-out rows alone TTFT 39.0 -> 41.5 %, vLLM on Hopper 24.5 -> 42.3 %).
+THE DEFAULT since moedefault63, as that rule says: every CUDA device's efficiency sets it
+(kvplan.perf.efficiency.CUDA_EFFICIENCY); AMD presets do not (the tables are NVIDIA H100
+kernels'). `--no-moe-gemm-by-rows` (kvplan.perf.cost_rules) or `Efficiency(moe_gemm_shape=None)`
+gives the one fraction per format back.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The time model's opt-in rules in a command's output (kvplan.perf.cost_rules): the JSON's
 `cost_rules` (each rule on, its option, value and source) and one note under the table, only
-where a rule is on, so that every output without one is unchanged."""
+where a rule is on, so that every output without one is unchanged. A default rule named there
+(the experts' shape table on a CUDA device, "opt_in" false: moedefault63) is in the JSON only:
+the note lists the opt-in ones."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from kvplan.present.render import View
 def cost_rules_note(records: list[dict[str, Any]]) -> str:
     def one(r: dict[str, Any]) -> str:
         value = r["value"]
-        if isinstance(value, dict | str):
+        if value is None or isinstance(value, dict | str):
             return str(r["option"])
         # A time in seconds (`ungraphed_launch_s`) in its option's microseconds.
         return f"{r['option']} {value * 1e6 if r['rule'].endswith('_s') else value:g}"
@@ -26,9 +28,10 @@ def cost_rules_note(records: list[dict[str, Any]]) -> str:
 def noted(view: View, records: list[dict[str, Any]]) -> View:
     """`view` with the note under it and under its summary (the table's default), where a rule
     is on."""
-    if not records:
+    asked = [r for r in records if r.get("opt_in", True)]
+    if not asked:
         return view
-    note = cost_rules_note(records)
+    note = cost_rules_note(asked)
     summary = view.summary
     if summary is not None:
         summary = replace(summary, notes=(*summary.notes, note))

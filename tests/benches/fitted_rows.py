@@ -1762,7 +1762,12 @@ LAST_RULE_CHANGE = {
     # stop's other kvplan/perf/ commits price what no cost-bench row runs (specdec62 / sglspec62's
     # speculative decoding steps) or are byte-identical (simspeed62's step memo); gptossgraph62's
     # Marlin option on the InferenceX gpt-oss H100 cases is a harness setting, not a rule.
-    "cost": RuleChange(commit="c0381f09363c", time="2026-12-06T23:07:58+00:00",
+    # Stop 62: moedefault63 made the routed experts' shape table (MOE_GEMM_SHAPE, fitted on
+    # kernel tables, no bench row) the default of every CUDA device (31973db4: kvplan/perf/
+    # efficiency.py, cost_rules.py); it moves cost-bench.md's MoE rows on CUDA GPUs. Its
+    # held-out evaluation (moeshape62) read no cost-bench row; PREFILL_LAUNCH_FIT was not
+    # refitted with it (its 4 DeepSeek rows would give 61.1 us: cost_bench.AS_FITTED).
+    "cost": RuleChange(commit="31973db46ff5", time="2026-12-07T02:23:08+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
     # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective

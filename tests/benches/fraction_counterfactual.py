@@ -46,8 +46,8 @@ def patched_presets(which: Callable[[GPU], bool], **fields: object) -> Iterator[
     saved = dict(table)
     for gpu in GPUS.values():
         if which(gpu):
-            table[gpu.name] = replace(table.get(gpu.name, efficiency.DEFAULT_EFFICIENCY),
-                                      **fields)
+            # the preset's own (device_efficiency: CUDA_EFFICIENCY for an unlisted CUDA one)
+            table[gpu.name] = replace(efficiency.device_efficiency(gpu), **fields)
     try:
         yield
     finally:

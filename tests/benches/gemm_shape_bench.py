@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
+from kvplan.hardware.gpus import get_gpu
 from kvplan.perf import efficiency
 from kvplan.perf.gemm_shape import DEVICE_GEMM_SHAPE, H100_BF16_GEMM_SHAPE
 
@@ -48,7 +49,8 @@ def shape_aware() -> Iterator[None]:
     table = efficiency.DEVICE_EFFICIENCY
     saved = dict(table)
     for name, shape in DEVICE_GEMM_SHAPE.items():
-        table[name] = replace(table.get(name, efficiency.DEFAULT_EFFICIENCY), gemm_shape=shape)
+        # the preset's own (device_efficiency: CUDA_EFFICIENCY for an unlisted CUDA one)
+        table[name] = replace(efficiency.device_efficiency(get_gpu(name)), gemm_shape=shape)
     try:
         yield
     finally:

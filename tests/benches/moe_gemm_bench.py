@@ -70,10 +70,14 @@ AGG_EVERY = 4  # the agg set's subsample: every 4th replayable MoE row (fixed be
 SETS = fc.SETS
 
 
-# The modes beside kvplan's default: the one fraction per format (moefit58) and the fraction by
-# rows per expert (moeshape59, kvplan.perf.moe_gemm_shape).
-MODES = {"fitted": {"moe_gemm": efficiency.MOE_GEMM, "fp8_moe_gemm": efficiency.FP8_MOE_GEMM},
-         "shape": {"moe_gemm_shape": efficiency.MOE_GEMM_SHAPE}}
+# The modes beside kvplan's default: the one fraction per format (moefit58; the shape table off,
+# which would take its place) and the fraction by rows per expert (moeshape59,
+# kvplan.perf.moe_gemm_shape: the CUDA presets' default since moedefault63, so "shape" is the
+# default there now and "flat", the table off, what the default was before).
+MODES = {"fitted": {"moe_gemm": efficiency.MOE_GEMM, "fp8_moe_gemm": efficiency.FP8_MOE_GEMM,
+                    "moe_gemm_shape": None},
+         "shape": {"moe_gemm_shape": efficiency.MOE_GEMM_SHAPE},
+         "flat": {"moe_gemm_shape": None}}
 
 
 def moe_fitted(mode: str = "fitted") -> AbstractContextManager[None]:

@@ -132,10 +132,13 @@ def moe_layer(spec: ModelSpec) -> int:
 def moe_price_s(row: Row, **fractions: object) -> float:
     """kvplan's price of the row's MoE call (module docstring); `fractions`: Efficiency fields
     set in place of the engine's (moe_gemm / fp8_moe_gemm / moe_gemm_shape, for the fits and
-    the page's columns)."""
+    the page's columns). The base is the device's WITHOUT the experts' shape table (the CUDA
+    presets' default since moedefault63), so that no fraction given means the dense one and
+    each column sets exactly its own rule, as the fits and the page were made."""
     spec = model_spec(row.shape, row.quant)
     gpu = get_gpu(row.gpu)
-    eff = engine_efficiency(row.engine, device_efficiency(gpu), version=row.version)
+    eff = engine_efficiency(row.engine, replace(device_efficiency(gpu), moe_gemm_shape=None),
+                            version=row.version)
     if fractions:
         eff = replace(eff, **fractions)
     if row.kernel_source == "vllm_fused_moe":
@@ -250,7 +253,8 @@ def bucket_order(tokens: int) -> int:
 # ones (kvplan.perf.efficiency.MOE_GEMM / FP8_MOE_GEMM), whichever the default is.
 BEFORE = {"moe_gemm": None, "fp8_moe_gemm": None}
 FITTED = {"moe_gemm": MOE_GEMM, "fp8_moe_gemm": FP8_MOE_GEMM}
-# The fraction by rows per expert (kvplan.perf.moe_gemm_shape, moeshape59), opt-in.
+# The fraction by rows per expert (kvplan.perf.moe_gemm_shape, moeshape59), the CUDA presets'
+# default since moedefault63.
 SHAPE = {"moe_gemm_shape": MOE_GEMM_SHAPE}
 SIDES = (BEFORE, FITTED, SHAPE)
 
@@ -397,7 +401,9 @@ SHAPE_TEXT = (
 # its docstring's figures), measured after the tables were committed (e846422e).
 SERVING_TEXT = (
     "Judged on serving rows after the tables were committed (tests/benches/moe_gemm_bench.py "
-    "--compare shape, its docstring): NOT the default, an opt-in field. TTFT comes closer on "
+    "--compare shape, its docstring): not made the default then, an opt-in field (made the "
+    "CUDA presets' default later by moedefault63, after moeshape62's held-out rows met a rule "
+    "stated before their replay, tests/benches/moe_shape62.py). TTFT comes closer on "
     "the other publishers' prospective MoE runs (69: median |error| 66.5 -> 52.3 %, TPOT 36.4 "
     "-> 28.0 %; the one fraction 44.6 % and 27.6 % at moefit58) and on the sim-to-real "
     "study's Mixtral stages' median (20: 18.6 -> 15.1 %), but their ITL gets worse (1.7 -> "
@@ -579,7 +585,8 @@ def shape_refit_text(rows: list[Row]) -> str:
     return ("Fitted at e846422e, before vllmep59's EP walk and vllmmoe59's FP8 activations were "
             "priced; the same fit over the same "
             f"cases on today's price gives bf16 {points('bfloat16')} and block FP8 "
-            f"{points('fp8_block')}; the tables are kept as fitted, opt-in.")
+            f"{points('fp8_block')}; the tables are kept as fitted (the CUDA presets' default "
+            "since moedefault63).")
 
 
 def ep_rule_text(pairs: list[tuple[Row, tuple[float, float]]]) -> str:

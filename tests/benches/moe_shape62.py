@@ -65,8 +65,36 @@ readme_outputs / measured_error). Caveats for whoever flips it: the aggregated h
 alone get worse on TTFT (vLLM on Hopper most); the pooled gain comes from the prospective runs,
 whose TTFT kvplan already prices ~2x low; and moeshape59's Mixtral stages (moe_gemm_bench
 --compare shape) get worse on ITL (1.7 -> 7.2 %) with five stages saturating.
+Made the default by moedefault63 at 31973db4 (kvplan.perf.efficiency.CUDA_EFFICIENCY: every
+CUDA device; AMD presets keep None; `--no-moe-gemm-by-rows` turns it off). Since then `--mode
+off` takes the table off the CUDA presets (moe_gemm_bench MODES "flat") and `--mode on` sets
+it, the default; the figures above were taken when off was the default.
 
-Run: python -m tests.benches.moe_shape62 [prospective] [agg]   (the two modes, both sets)
+Why the vLLM Hopper aggregated held-out rows got worse (moedefault63, a finding, no rule change:
+`python -m tests.benches.moe_shape62 agg_vllm_hopper`, the sample's vLLM H100 / H200 rows but
+the READ ones, each row's model and ratio read off -> on at 31973db4; 23 held out, the 24th
+shaped). Re-run on today's tree: TTFT median |error| 24.5 -> 43.6 % (moeshape62: 24.5 -> 42.3;
+merges since moved it a little), median ratio 0.79 -> 1.26, TPOT 14.6 -> 13.1 %. By model:
+gpt-oss-120b (8 rows, MXFP4 experts, 128 experts top-4) TTFT ratio 1.07 -> 1.64 (|error| 24.5
+-> 64.0 %), Qwen3-235B-A22B-FP8 (6, block FP8, 128 top-8) 0.78 -> 1.33 (37.6 -> 51.5 %); they
+get worse. MiniMax-M2.5 FP8 (6) 0.68 -> 0.93 (32.1 -> 28.1 %) and Kimi-K2.5 int4 (3) 0.79 ->
+1.06 (20.8 -> 16.5 %) get better. By ISL: the 17 ISL-1,024 rows 24.5 -> 43.6 %, ISL 1,000-4,000
+(Qwen3, 4) worse (e.g. ISL 2,000 1.09 -> 2.01), ISL 8,000 (Qwen3, 2) better (0.35 -> 0.55).
+Why: every one of these prefills gives each expert at most ~512 rows (a step of up to 8,192
+tokens x top-k / 128-384 experts: gpt-oss 8,192 x 4 / 128 = 256 at most), at or below the
+tables' first point, where the table holds its first value (bf16 0.34, FP8 0.18) in place of
+the dense 0.70 (vLLM 0.12 / 0.19's block-FP8 kernels on H200 take no fitted FP8 fraction:
+kvplan.perf.moe_kernel.fitted_fp8_experts false): the experts' compute time roughly doubles
+(bf16) or quadruples (FP8). For gpt-oss and
+Qwen3-235B-FP8 the dense price was already at or above the measured TTFT (0.78-1.07), so the
+table pushes them past it; MiniMax and Kimi were priced low and come closer. gpt-oss's MXFP4
+experts run weight-only (bf16 math: Marlin or triton_kernels) and take the bf16 table, fitted
+on bf16 Triton / CUTLASS experts only; the first point is an edge held, not a measurement at
+those rows. What would tell: aiconfigurator's H100 MXFP4 / low-rows MoE cases priced by the
+table (not done here).
+
+Run: python -m tests.benches.moe_shape62 [prospective] [agg] [agg_vllm_hopper]  (the two
+     modes; default both evaluation sets)
      python -m tests.benches.moe_shape62 --mode off|on SET...  (one mode: a JSON line a row)
      python -m tests.benches.moe_shape62 --tables OFF.jsonl ON.jsonl  (two saved modes; the
      rows both have)
@@ -135,10 +163,10 @@ def agg_sample() -> list[dict[str, str]]:
     return [v[k] for k in range(rounds) for v in cells.values() if k < len(v)]
 
 
-def agg() -> Iterator[Row]:
+def agg(rows: list[dict[str, str]] | None = None) -> Iterator[Row]:
     from tests.benches import aiconfig_agg_runs as g
 
-    for row in agg_sample():
+    for row in agg_sample() if rows is None else rows:
         r = g.replay(row)
         if r.ratios is None:
             continue
@@ -148,7 +176,14 @@ def agg() -> Iterator[Row]:
         yield f"agg {split}|{row['backend']} {row['system']}|ISL {row['isl']}|{r.id}", r.ratios
 
 
-SETS = {"prospective": prospective, "agg": agg}
+def agg_vllm_hopper() -> Iterator[Row]:
+    """The agg sample's vLLM H100 / H200 rows, but the READ ones (moedefault63's finding)."""
+    return agg([r for r in agg_sample() if r["backend"] == "vllm"
+                and r["system"] in ("h100_sxm", "h200_sxm") and r["isl"] != READ_ISL])
+
+
+SETS = {"prospective": prospective, "agg": agg, "agg_vllm_hopper": agg_vllm_hopper}
+DEFAULT_SETS = ["prospective", "agg"]  # the evaluation's (agg_vllm_hopper is a subset of agg)
 
 
 def _stream(sets: list[str]) -> None:
@@ -184,13 +219,12 @@ def tables(off: dict[str, Ratios], on: dict[str, Ratios]) -> None:
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--mode"]:
-        sets = argv[2:] or list(SETS)
-        if argv[1] == "on":
-            from tests.benches.moe_gemm_bench import moe_fitted
+        sets = argv[2:] or DEFAULT_SETS
+        from tests.benches.moe_gemm_bench import moe_fitted
 
-            with moe_fitted("shape"):
-                _stream(sets)
-        else:
+        # Both modes patched since moedefault63 made the table the CUDA presets' default: off
+        # is the table taken off them ("flat"), on sets it (as the default does).
+        with moe_fitted("shape" if argv[1] == "on" else "flat"):
             _stream(sets)
         return
     if argv[:1] == ["--tables"]:
@@ -200,7 +234,7 @@ def main(argv: list[str]) -> None:
         for mode in ("off", "on"):
             with open(Path(tmp) / mode, "w") as f:
                 subprocess.run([sys.executable, "-m", "tests.benches.moe_shape62", "--mode",
-                                mode, *(argv or list(SETS))], check=True, stdout=f)
+                                mode, *(argv or DEFAULT_SETS)], check=True, stdout=f)
         print("off -> on (the experts' fraction by rows per expert, MOE_GEMM_SHAPE)")
         tables(_load(str(Path(tmp) / "off")), _load(str(Path(tmp) / "on")))
 
