@@ -364,3 +364,35 @@ def _load(model_id: str, hint: str, weights_from: str) -> tuple[ModelSpec, list[
     spec = replace(spec, id=model_id.rsplit("/", 1)[1], source=f"hf://{model_id}",
                    checkpoint=ckpt)
     return spec, warnings
+
+
+GENERATION_CONFIG_FILE = "generation_config.json"
+
+
+def hub_generation_config(model_id: str, *, timeout_s: float | None = None) -> Path | None:
+    """The repo's generation_config.json beside its config.json (`simulate --generation-config
+    auto`, as vLLM's `generation_config="auto"` reads the model's own: transformers'
+    GenerationConfig.from_pretrained on the repo): the snapshot holding config.json first,
+    else one download pinned to that snapshot's commit (unless HF_HUB_OFFLINE); None when the
+    repo has none (the Hub answered 404) or, offline, the snapshot lacks it."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    with bounded_hub(timeout_s):
+        config = _config_path(model_id)
+        beside = config.parent / GENERATION_CONFIG_FILE
+        if path_kind(beside) == "file":
+            return beside
+        if _offline():
+            return None
+        revision = (config.parent.name if re.fullmatch(r"[0-9a-f]{40}", config.parent.name)
+                    else None)
+        try:
+            return Path(hf_hub_download(model_id, GENERATION_CONFIG_FILE, revision=revision,
+                                        endpoint=_endpoint(), **_client_kwargs()))
+        except EntryNotFoundError as exc:
+            if not isinstance(exc, LocalEntryNotFoundError):
+                return None  # the Hub answered 404: the repo has none
+            raise _problem(model_id, exc) from None
+        except Exception as exc:
+            raise _problem(model_id, exc) from None
