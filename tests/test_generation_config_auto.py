@@ -105,3 +105,19 @@ def test_auto_on_a_hub_id_cache_then_download(hub_env: FakeHub, tmp_path: Path, 
     _fill_cache(tmp_path / "hf-cache", "org/fetch-offline", src, ("config.json",))
     with pytest.raises(InputError, match="in the Hub repo org/fetch-offline"):
         generation_config_beside("org/fetch-offline")
+
+
+def test_auto_with_the_hub_out_of_reach_names_the_file(hub_env: FakeHub,  # noqa: F811
+                                                       tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from kvplan._util.errors import SpecError
+
+    _fill_cache(tmp_path / "hf-cache", "org/away", _folder(tmp_path), ("config.json",))
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{s.getsockname()[1]}")
+        with pytest.raises(SpecError, match="generation_config.json: not in its cached snapshot "
+                                            "and the Hugging Face Hub"):
+            generation_config_beside("org/away", hub_timeout_s=5)

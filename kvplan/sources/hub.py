@@ -393,6 +393,20 @@ def hub_generation_config(model_id: str, *, timeout_s: float | None = None) -> P
         except EntryNotFoundError as exc:
             if not isinstance(exc, LocalEntryNotFoundError):
                 return None  # the Hub answered 404: the repo has none
-            raise _problem(model_id, exc) from None
+            raise _generation_config_problem(model_id, exc) from None
         except Exception as exc:
-            raise _problem(model_id, exc) from None
+            raise _generation_config_problem(model_id, exc) from None
+
+
+def _generation_config_problem(model_id: str, exc: BaseException) -> KvplanError:
+    """`_problem`'s line, except that a Hub out of reach is said of generation_config.json
+    (config.json was found in the cache)."""
+    from huggingface_hub import errors as e
+
+    cause = gave_up(exc) or (_cause(exc) if isinstance(exc, e.LocalEntryNotFoundError) else None)
+    if (isinstance(cause, HubGaveUp) and not cause.connected) or (
+            cause is None and isinstance(exc, e.LocalEntryNotFoundError)):
+        return SpecError(model_id, GENERATION_CONFIG_FILE, "not in its cached snapshot and the "
+                         f"Hugging Face Hub ({_endpoint() or 'huggingface.co'}) is out of reach "
+                         "(give the file's path to --generation-config)")
+    return _problem(model_id, exc)
