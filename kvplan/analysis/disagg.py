@@ -23,7 +23,7 @@ from kvplan.capacity.stages import pp_layer_ranges
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, Scheduler
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.context import check_context, long_context_env
-from kvplan.engines.handover import Handover
+from kvplan.engines.handover import DecodeAdmission, Handover
 from kvplan.engines.kv_dtype import ENGINE_AUTO, check_kv_dtype, known_auto_kv_dtype, run_kv_dtype
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
@@ -62,6 +62,8 @@ class DisaggRequest:
     allow_long_context: bool = False
     # The time model's opt-in rules (kvplan.perf.cost_rules.CostRules), on both roles.
     cost_rules: Any = None
+    # The decode launch's --scheduler-recv-interval (SGLang's; 1: its default, every step).
+    scheduler_recv_interval: int = 1
 
     @property
     def context(self) -> int:
@@ -189,7 +191,9 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
         auto_kv_dtype=known_auto_kv_dtype(req.engine, spec, req.engine_version, req.gpu),
         concurrency=max(1, concurrency), version=req.engine_version,
         extra_groups=connector.launch_groups(role, req.engine_version,
-                                             req.extra.get("block_size")),
+                                             req.extra.get("block_size")) + (
+            adm.launch_groups if role == "decode" and req.scheduler_recv_interval != 1
+            and (adm := decode_admission_of(req, cand)) is not None else ()),
         extra_yaml=connector.launch_yaml(role, req.engine_version,
                                          req.extra.get("block_size"))), ref=req.model_ref)
     env = long_context_env(spec, req.context, req.engine)
@@ -256,11 +260,7 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     def step_ms(tokens_: int, prompts: int) -> float | None:
         return prefill_step_ms(spec, p_req, p_cand, prompts=prompts, tokens=tokens_)
 
-    cap = decode.capacity
-    admission = conn.decode_admission(
-        pool_tokens=cap.token_capacity, max_num_reqs=cap.max_running_requests or 0,
-        page_tokens=cap.block_size, dp_attention=d_lay.dp if d_lay.dp_attention else 1,
-        user_max_running=req.extra.get("max_num_seqs"))
+    admission = decode_admission_of(req, decode)
     # Where the decode rank admits by its own rule, that rule bounds its running batch (its
     # pages, not requests of I + O tokens, limit what it holds).
     running = (admission.max_running if admission is not None
@@ -271,6 +271,19 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
         decode_max_seqs=max(1, running), step_ms=step_ms, decode_admission=admission,
         input_budget=MAX_PREFILL_TOKENS if rules.scheduler is Scheduler.prefill_first else None,
         prefill_balance=conn.prefill_balance())
+
+
+def decode_admission_of(req: DisaggRequest, decode: Candidate) -> DecodeAdmission | None:
+    """The decode rank's admission before the prefill, as the engine's connector reads it
+    (`KvConnector.decode_admission`): from the rank's pool, the launch's running-request cap
+    and --scheduler-recv-interval (the connector refuses a value its engine has no flag for, or
+    a layout its engine refuses it with)."""
+    cap, lay = decode.capacity, decode.layout
+    return req.engine.rules.kv_connector(req.connector).decode_admission(
+        pool_tokens=cap.token_capacity, max_num_reqs=cap.max_running_requests or 0,
+        page_tokens=cap.block_size, dp_attention=lay.dp if lay.dp_attention else 1,
+        user_max_running=req.extra.get("max_num_seqs"),
+        recv_interval=req.scheduler_recv_interval)
 
 
 def handover_for(spec: ModelSpec, req: DisaggRequest, decode: Candidate) -> Handover:
@@ -312,6 +325,8 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
                              f"--{role}-tp {lay.tp}")
     prefill = _candidate(spec, req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
+    if req.scheduler_recv_interval != 1:  # refused up front where the engine refuses it
+        decode_admission_of(req, decode)
     handover = handover_for(spec, req, decode)
     transfer_s = transfer_seconds(handover, req.link)
     p_ms, _ = role_times(spec, req, prefill, batch=1)
@@ -338,7 +353,11 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
     notes = handover.notes + _a2a_notes(spec, req, prefill, decode) + (
         f"transfer: the busiest rank's bytes over one GPU's {req.link.name} rails "
         f"({req.link.bytes_per_s / 1e9:,.1f} GB/s) plus {req.link.latency_s * 1e6:g} us; NIXL's "
-        "post time and the handshake of a new pair are not counted.",)
+        "post time and the handshake of a new pair are not counted.",) + ((
+            f"--scheduler-recv-interval {req.scheduler_recv_interval}: on the decode launch; "
+            "the ratio's formulas do not model its wait (a prompt held until the decode "
+            "worker's N-th decode step before its prefill: the closed-loop simulation does, "
+            "kvplan.analysis.simulate.disagg_sim).",) if req.scheduler_recv_interval != 1 else ())
     return DisaggPlan(model=spec.id, engine=req.engine.value,
                       engine_version=decode.capacity.engine_version, gpu=req.gpu.name,
                       input_len=req.input_len, output_len=req.output_len, link=req.link,

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -546,3 +547,14 @@ def load_spec(model: str) -> ModelSpec:
     for w in warnings:  # a "note: ..." is information, not a warning
         defer_warning(f"kvplan: {w}" if w.startswith("note: ") else f"kvplan: warning: {w}")
     return spec
+
+
+def generation_config_file(value: str, model: str) -> Path:
+    """`--generation-config`'s file: the path given, or with `auto` the one beside MODEL's
+    config.json (kvplan.sources.resolve.generation_config_beside; the Hub's requests bounded
+    by --hub-timeout as `load_spec`'s)."""
+    if value != "auto":
+        return Path(value)
+    from kvplan.sources.resolve import generation_config_beside
+
+    return generation_config_beside(model, hub_timeout_s=_model_options.get("hub_timeout_s"))

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from kvplan._util.errors import InputError
+from kvplan.cli.vocab import COST_RULES_PANEL
 from kvplan.engines.kv_dtype import ENGINE_AUTO
 
 DisaggOpt = Annotated[bool, typer.Option(
@@ -48,6 +49,15 @@ ConnectorOpt = Annotated[str | None, typer.Option(
 DisaggBlockOpt = Annotated[int | None, typer.Option(
     "--block-size", min=1, help="--disagg: tokens per KV block on both roles (they must "
                                 "match); default the engine's.")]
+
+# SGLang's decode-side flag (kvplan.engines.sglang.decode_admission, "Taking requests in"),
+# folded with SGLang's other rare flags (the DeepEP ones) to keep `plan --help` short.
+SchedulerRecvIntervalOpt = Annotated[int, typer.Option(
+    "--scheduler-recv-interval", min=1, rich_help_panel=COST_RULES_PANEL,
+    help="--disagg --engine sglang: the decode workers' --scheduler-recv-interval N (default "
+         "1): while decoding, they take newly sent requests in every N decode steps, so a "
+         "prompt waits for them before its prefill (SGLang refuses N > 1 with "
+         "--decode-dp-attention).")]
 
 
 def check_disagg_flags(disagg: bool, plan_only: dict[str, Any],
@@ -108,7 +118,8 @@ def disagg_plan_view(opts: dict[str, Any]) -> Any:
         slo_ttft_ms=opts.get("slo_ttft_ms"), slo_tpot_ms=opts.get("slo_tpot_ms"),
         prices=opts.get("prices") or {},
         allow_long_context=bool(opts.get("allow_long_context")),
-        cost_rules=rules if (rules := opts.get("cost_rules")) is not None and rules.on else None)
+        cost_rules=rules if (rules := opts.get("cost_rules")) is not None and rules.on else None,
+        scheduler_recv_interval=opts.get("scheduler_recv_interval") or 1)
     view = disagg_view(spec, plan_disagg(spec, req))
     from kvplan.perf.cost_rules import NO_COST_RULES
 

@@ -53,6 +53,7 @@ from kvplan.cli.disagg_opts import (
     PrefillPpOpt,
     PrefillTpOpt,
     RailsOpt,
+    SchedulerRecvIntervalOpt,
     check_disagg_flags,
     disagg_plan_view,
 )
@@ -249,6 +250,7 @@ def plan_cmd(
     rails: RailsOpt = None,
     connector: ConnectorOpt = None,
     block_size: DisaggBlockOpt = None,
+    scheduler_recv_interval: SchedulerRecvIntervalOpt = 1,
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
 ) -> None:
@@ -289,7 +291,8 @@ def plan_cmd(
             "--prefill-ep": prefill_ep != 1, "--decode-ep": decode_ep != 1,
             "--prefill-dp-attention": prefill_dp_attention,
             "--decode-dp-attention": decode_dp_attention, "--link": link != "ib-ndr",
-            "--rails": rails, "--connector": connector, "--block-size": block_size})
+            "--rails": rails, "--connector": connector, "--block-size": block_size,
+            "--scheduler-recv-interval": scheduler_recv_interval != 1})
     if disagg:
         with handle_errors():
             emit(disagg_plan_view({
@@ -302,6 +305,7 @@ def plan_cmd(
                 "prices": dict(_price(p) for p in price or ()), "input_len": input_len,
                 "output_len": output_len, "link": link, "rails": rails,
                 "connector": connector, "block_size": block_size,
+                "scheduler_recv_interval": scheduler_recv_interval,
                 "allow_long_context": allow_long_context, "cost_rules": rules,
                 **{f"{role}_{k}": v for role, vals in (
                     ("prefill", (prefill_tp, prefill_pp, prefill_dp, prefill_ep,

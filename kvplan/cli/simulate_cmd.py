@@ -27,6 +27,7 @@ from kvplan.cli.common import (
     PrefixCachingOpt,
     SkipMmProfilingOpt,
     SwaFullTokensRatioOpt,
+    generation_config_file,
     handle_errors,
     load_spec,
     with_keys_after,
@@ -149,13 +150,15 @@ def simulate_cmd(
              "time per request measured with vLLM's own code on one CPU, a serving host "
              "differs) after the GPU step, or beside it with async scheduling (default on).")
     ] = None,
-    generation_config: Annotated[Path | None, typer.Option(
-        "--generation-config", rich_help_panel=HOST_STAGES_PANEL,
+    generation_config: Annotated[str | None, typer.Option(
+        "--generation-config", metavar="FILE|auto", rich_help_panel=HOST_STAGES_PANEL,
         help="Charge vLLM 0.15's sampler in each step (memory-bound kernels over every "
              "request's logits: a full-vocabulary sort where top_p < 1), every request sampling "
              "with this generation_config.json's temperature / top_p / top_k, as the server "
              "fills a request that sets none (vllm bench serve from 0.15); a file with "
-             "temperature 0 for a greedy client.")] = None,
+             "temperature 0 for a greedy client. auto: the file beside MODEL's config.json (a "
+             "folder or a Hub id), as vLLM's default --generation-config auto. Off unless "
+             "given (a client may send its own sampling: give that as a file).")] = None,
     moe_jit_compile_ms: Annotated[float | None, typer.Option(
         "--moe-jit-compile-ms", min=0.0, rich_help_panel=HOST_STAGES_PANEL,
         help="Stall a vLLM step this long for each Triton compile of the fused-MoE GEMM that "
@@ -289,6 +292,8 @@ def simulate_cmd(
         rules.check(engine=engine.value)
         moe_a2a = ma.moe_a2a_options(locals(), engine.value)
         spec = load_spec(model)
+        gen_file = (None if generation_config is None
+                    else generation_config_file(generation_config, model))
         outputs = [(o, p) for o, p in (("--timeline", timeline), ("--plot", plot)) if p]
         inputs_files = tuple(p for p in (trace, tokenizer) if p is not None)
         plot_fmt = None if plot is None else file_format("--plot", str(plot),
@@ -396,9 +401,9 @@ def simulate_cmd(
                            draft_config=so.draft_config(spec_draft_config),
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
-                           sampling=(None if generation_config is None else SamplingParams.resolve(
-                               {}, read_generation_config(generation_config),
-                               source=shown_path(generation_config))),
+                           sampling=(None if gen_file is None else SamplingParams.resolve(
+                               {}, read_generation_config(gen_file),
+                               source=shown_path(gen_file))),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),
                            sglang=settings.sglang, engine_core_cpu=engine_core_cpu)

@@ -131,6 +131,16 @@ class PrefillBalance(Protocol):
         the simulation's seeded draws, for a rule that draws)."""
 
 
+def check_no_recv_interval(recv_interval: int) -> None:
+    """For a connector whose decode side takes requests in at every step boundary (no
+    --scheduler-recv-interval: SGLang's flag, kvplan.engines.sglang.decode_admission): any
+    value but 1 is a one-line InputError."""
+    if recv_interval != 1:
+        raise InputError(f"--scheduler-recv-interval {recv_interval}: SGLang's decode flag; "
+                         "this engine's decode side takes the handed-over requests at every "
+                         "step (give --engine sglang, or leave it at 1)")
+
+
 class DecodeAdmission(Protocol):
     """A decode worker's admission of a prompt before its prefill runs (the engine's
     disaggregated flow, where read): the prompt waits until the decode rank takes it, which
@@ -144,6 +154,10 @@ class DecodeAdmission(Protocol):
     # handed-over requests or while it is idle (SGLang's --scheduler-recv-interval:
     # kvplan.engines.sglang.decode_admission); 1: at every boundary.
     recv_interval: int
+
+    @property
+    def launch_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The decode launch's flags for what is not the engine's default (`recv_interval`)."""
 
     def admits(self, state: DecodeRankState, queued: int, input_len: int,
                max_new_tokens: int) -> int:
@@ -195,12 +209,14 @@ class KvConnector(Protocol):
         """Lines a role's options file adds (engines configured by YAML), else ""."""
 
     def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
-                         dp_attention: int, user_max_running: int | None
-                         ) -> DecodeAdmission | None:
+                         dp_attention: int, user_max_running: int | None,
+                         recv_interval: int = 1) -> DecodeAdmission | None:
         """The decode rank's admission of a prompt before its prefill (`DecodeAdmission`),
         from its pool's tokens, request slots and page size, and the launch's running-request
         flag (None: unset); None where the connector's flow admits on the decode side only
-        after the handover (or it is not read)."""
+        after the handover (or it is not read). `recv_interval`: the decode launch's
+        --scheduler-recv-interval (1: SGLang's default, and the only value an engine without
+        that flag takes: a one-line InputError otherwise)."""
 
     def context_scheduler(self, version: str | None) -> ContextScheduler | None:
         """The context server's default step limits, where the engine's disaggregated flow

@@ -364,3 +364,49 @@ def _load(model_id: str, hint: str, weights_from: str) -> tuple[ModelSpec, list[
     spec = replace(spec, id=model_id.rsplit("/", 1)[1], source=f"hf://{model_id}",
                    checkpoint=ckpt)
     return spec, warnings
+
+
+GENERATION_CONFIG_FILE = "generation_config.json"
+
+
+def hub_generation_config(model_id: str, *, timeout_s: float | None = None) -> Path | None:
+    """The repo's generation_config.json beside its config.json (`simulate --generation-config
+    auto`, as vLLM's `generation_config="auto"` reads the model's own: transformers'
+    GenerationConfig.from_pretrained on the repo): the snapshot holding config.json first,
+    else one download pinned to that snapshot's commit (unless HF_HUB_OFFLINE); None when the
+    repo has none (the Hub answered 404) or, offline, the snapshot lacks it."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    with bounded_hub(timeout_s):
+        config = _config_path(model_id)
+        beside = config.parent / GENERATION_CONFIG_FILE
+        if path_kind(beside) == "file":
+            return beside
+        if _offline():
+            return None
+        revision = (config.parent.name if re.fullmatch(r"[0-9a-f]{40}", config.parent.name)
+                    else None)
+        try:
+            return Path(hf_hub_download(model_id, GENERATION_CONFIG_FILE, revision=revision,
+                                        endpoint=_endpoint(), **_client_kwargs()))
+        except EntryNotFoundError as exc:
+            if not isinstance(exc, LocalEntryNotFoundError):
+                return None  # the Hub answered 404: the repo has none
+            raise _generation_config_problem(model_id, exc) from None
+        except Exception as exc:
+            raise _generation_config_problem(model_id, exc) from None
+
+
+def _generation_config_problem(model_id: str, exc: BaseException) -> KvplanError:
+    """`_problem`'s line, except that a Hub out of reach is said of generation_config.json
+    (config.json was found in the cache)."""
+    from huggingface_hub import errors as e
+
+    cause = gave_up(exc) or (_cause(exc) if isinstance(exc, e.LocalEntryNotFoundError) else None)
+    if (isinstance(cause, HubGaveUp) and not cause.connected) or (
+            cause is None and isinstance(exc, e.LocalEntryNotFoundError)):
+        return SpecError(model_id, GENERATION_CONFIG_FILE, "not in its cached snapshot and the "
+                         f"Hugging Face Hub ({_endpoint() or 'huggingface.co'}) is out of reach "
+                         "(give the file's path to --generation-config)")
+    return _problem(model_id, exc)

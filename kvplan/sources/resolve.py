@@ -163,3 +163,44 @@ def load_spec(model: str) -> ModelSpec:
 
 def load_bundled_specs() -> list[ModelSpec]:
     return [load_spec(spec_id) for spec_id in bundled_spec_ids()]
+
+
+def generation_config_beside(model: str, *, hub_timeout_s: float | None = None) -> Path:
+    """The generation_config.json MODEL's own config.json sits beside (`simulate
+    --generation-config auto`): in a folder holding config.json, next to a config.json given
+    by path, or in a Hub repo (kvplan.sources.hub.hub_generation_config: its cached snapshot,
+    else downloaded). vLLM's `--generation-config` defaults to "auto" (config/model.py:261 at
+    0.15.0, as kvplan.engines.vllm.sampler cites): ModelConfig.try_get_generation_config
+    passes `self.hf_config_path or self.model` to transformers_utils/config.py
+    try_get_generation_config, GenerationConfig.from_pretrained on the model's folder or repo;
+    where the file is absent (OSError) it takes GenerationConfig.from_model_config of
+    config.json, whose sampling keys are usually unset, i.e. the server's defaults (read in
+    code-search excerpts of vllm-project/vllm's main, the tag's lines not pinned: the mirror
+    was too large to fetch). Here `auto` is asked for, so a MODEL without the file (a bundled
+    spec, a spec YAML, a folder without it) is a one-line InputError naming what was looked
+    for."""
+    def absent(where: str) -> InputError:
+        return InputError(f"--generation-config auto: no generation_config.json {where} (give "
+                          "the file's path, or leave the option out for the client's sampling)")
+
+    candidate = Path(model)
+    kind = path_kind(candidate) if looks_like_path(model) or bundled_id(model) is None else None
+    if kind is None:
+        from kvplan.sources.hub import is_hub_id
+
+        if is_hub_id(model):
+            from kvplan.sources.hub import hub_generation_config
+
+            found = hub_generation_config(model, timeout_s=hub_timeout_s)
+            if found is None:
+                raise absent(f"in the Hub repo {model}")
+            return found
+        raise absent(f"for the bundled spec {model}" if bundled_id(model) is not None
+                     else f"for {model}")
+    folder = candidate if kind == "dir" else candidate.parent
+    if kind != "dir" and candidate.suffix.lower() != ".json":
+        raise absent(f"for the spec YAML {shown_path(candidate)} (it has no config.json)")
+    path = folder / "generation_config.json"
+    if path_kind(path) != "file":
+        raise absent(f"in {shown_path(folder)}")
+    return path

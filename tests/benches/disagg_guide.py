@@ -183,6 +183,17 @@ def main() -> None:
         "",
         *engines,
         "",
+        "`--scheduler-recv-interval N` (`--engine sglang`, default 1; in `kvplan help plan`'s "
+        "folded panel): SGLang's own flag on the decode launch. While a decode worker only "
+        "decodes it takes newly sent requests in every N decode steps "
+        "(kvplan.engines.sglang.decode_admission, read in 0.5.5.post2 and 0.5.8.post1), so a "
+        "prompt waits for that before its preallocation and prefill. The plan adds it to the "
+        "decode launch line; the xPyD ratio's formulas do not model the wait (a note says so), "
+        "the closed-loop simulation the bench replays rows with does "
+        "(kvplan.analysis.simulate.disagg_sim). SGLang refuses N > 1 with DP attention "
+        "(`--decode-dp-attention`), and so does kvplan (exit 2), as it does the flag for the "
+        "engines that have none.",
+        "",
         "## Links (`--link`, `--rails`)",
         "",
         "Each number with its source in kvplan/hardware/kv_links.json. The transfer time is "

@@ -171,12 +171,13 @@ class SglangDisagg:
         return ""
 
     def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
-                         dp_attention: int, user_max_running: int | None
-                         ) -> SglangDecodeAdmission:
+                         dp_attention: int, user_max_running: int | None,
+                         recv_interval: int = 1) -> SglangDecodeAdmission:
         # The preallocation that gates the prefill (kvplan.engines.sglang.decode_admission).
         return sglang_decode_admission(pool_tokens=pool_tokens, max_num_reqs=max_num_reqs,
                                        page_tokens=page_tokens, dp_attention=dp_attention,
-                                       user_max_running=user_max_running)
+                                       user_max_running=user_max_running,
+                                       recv_interval=recv_interval)
 
     def context_scheduler(self, version: str | None) -> None:
         return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)

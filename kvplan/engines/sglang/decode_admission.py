@@ -61,6 +61,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
+from kvplan._util.errors import InputError
 from kvplan.engines.handover import DecodeRankState
 
 # server_args.py:640 (0.5.8.post1; :545 in 0.5.5.post2): num_reserved_decode_tokens, tokens
@@ -86,6 +87,12 @@ class SglangDecodeAdmission:
     clip_new_tokens: int = CLIP_MAX_NEW_TOKENS
     # --scheduler-recv-interval (module docstring, "Taking requests in"); 1: SGLang's default.
     recv_interval: int = 1
+
+    @property
+    def launch_groups(self) -> tuple[tuple[str, ...], ...]:
+        """--scheduler-recv-interval N where N is not SGLang's default 1."""
+        return (("--scheduler-recv-interval", str(self.recv_interval)),) if (
+            self.recv_interval != 1) else ()
 
     @property
     def slots(self) -> int:
@@ -129,12 +136,23 @@ class SglangDecodeAdmission:
 
 
 def sglang_decode_admission(*, pool_tokens: int, max_num_reqs: int, page_tokens: int,
-                            dp_attention: int, user_max_running: int | None
-                            ) -> SglangDecodeAdmission:
+                            dp_attention: int, user_max_running: int | None,
+                            recv_interval: int = 1) -> SglangDecodeAdmission:
     """The limits of one decode rank from its pool (kvplan.engines.sglang.pools: the tokens
     and max_num_reqs it sizes) and the launch's --max-running-requests (None: unset) over
-    `dp_attention` DP-attention ranks (1: none)."""
+    `dp_attention` DP-attention ranks (1: none), taking requests in every `recv_interval`
+    decode steps (--scheduler-recv-interval; module docstring, "Taking requests in").
+    SGLang refuses an interval above 1 with DP attention (scheduler_recv_skipper.py
+    `SchedulerRecvSkipper.__init__`: `assert not server_args.enable_dp_attention`; the
+    skipper is made only for N > 1): so is it here, in one line."""
+    if recv_interval < 1:
+        raise InputError(f"--scheduler-recv-interval {recv_interval}: expected 1 or more")
+    if recv_interval > 1 and dp_attention > 1:
+        raise InputError(f"--scheduler-recv-interval {recv_interval}: SGLang refuses it with "
+                         "DP attention (its SchedulerRecvSkipper asserts not "
+                         "--enable-dp-attention); leave it at 1 or drop --decode-dp-attention")
     first = pool_tokens // 2 if user_max_running is None else user_max_running // dp_attention
     return SglangDecodeAdmission(pool_tokens=pool_tokens, page_tokens=page_tokens,
                                  max_num_reqs=max_num_reqs,
-                                 max_running=max(1, min(first, max_num_reqs)))
+                                 max_running=max(1, min(first, max_num_reqs)),
+                                 recv_interval=recv_interval)

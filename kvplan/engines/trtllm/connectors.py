@@ -36,6 +36,7 @@ from kvplan.engines.handover import (
     ContextScheduler,
     Handover,
     assemble,
+    check_no_recv_interval,
     handover_tps,
     pick_connector,
     unique_head_sources,
@@ -88,7 +89,9 @@ class TrtllmTransceiver:
         return text
 
     def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
-                         dp_attention: int, user_max_running: int | None) -> None:
+                         dp_attention: int, user_max_running: int | None,
+                         recv_interval: int = 1) -> None:
+        check_no_recv_interval(recv_interval)
         # The generation server admits a request after its prefill, with its whole
         # reservation (kvplan.engines.trtllm.disagg_flow, (c)): no hold before the prefill.
         return None

@@ -59,6 +59,7 @@ from kvplan.engines.handover import (
     Handover,
     KvConnector,
     assemble,
+    check_no_recv_interval,
     handover_tps,
     pick_connector,
     unique_head_sources,
@@ -196,7 +197,9 @@ class _VllmConnector:
         return ""
 
     def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
-                         dp_attention: int, user_max_running: int | None) -> None:
+                         dp_attention: int, user_max_running: int | None,
+                         recv_interval: int = 1) -> None:
+        check_no_recv_interval(recv_interval)
         # The request reaches the decode scheduler after its prefill (the proxy's flow).
         return None
 
