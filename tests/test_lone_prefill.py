@@ -24,9 +24,12 @@ def test_the_fp32_router_by_hand() -> None:
         2.0792e-6, rel=1e-4)
     assert lp.router_s_per_token(glm, "H200", "vllm", "0.11.0") == pytest.approx(
         3.1091e-6, rel=1e-4)
-    # No FP32 peak read for B200; GLM-4.5's gate in the compute dtype on vLLM 0.10.0 and SGLang
-    # 0.5.9; Llama has no router.
-    assert lp.router_s_per_token(minimax, "B200", "vllm", "0.20.0") is None
+    # B200 (fp32bw63: HGX B200 FP32 600 TFLOPS / 8 = 75): 97,517,568 FLOPs at 75 x 0.7 = 52.5
+    # TFLOPS, 1.8575 us. No FP32 peak read for GB200; GLM-4.5's gate in the compute dtype on
+    # vLLM 0.10.0 and SGLang 0.5.9; Llama has no router.
+    assert lp.router_s_per_token(minimax, "B200", "vllm", "0.20.0") == pytest.approx(
+        1.8575e-6, rel=1e-4)
+    assert lp.router_s_per_token(minimax, "GB200", "vllm", "0.20.0") is None
     assert lp.router_s_per_token(glm, "H200", "vllm", "0.10.0") is None
     assert lp.router_s_per_token(glm, "H200", "sglang", "0.5.9") is None
     llama = load_spec(str(REPO / "tests/data/configs/llama-3.1-70b.json"))

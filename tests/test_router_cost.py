@@ -17,6 +17,7 @@ from kvplan.perf.roofline import step_time
 from kvplan.perf.router_cost import fp32_router_runs, fp32_router_s
 
 CONFIGS = "tests/data/configs"
+AGG_CONFIGS = "tests/data/sim_to_real/aiconfig_configs"
 H100 = get_gpu("H100-80GB")
 PREFILL = {"tokens": 8192, "context": 8192, "requests": 1, "phase": "prefill"}
 
@@ -30,8 +31,12 @@ def test_gpu_fp32_peaks_read_from_the_datasheets() -> None:
     assert H100.peak_fp32_flops_per_s == 67 * 10**12
     assert H100.peak_tf32_flops_per_s == 494_500 * 10**9
     assert get_gpu("A100-80GB").peak_fp32_flops_per_s == 19_500 * 10**9
-    # No datasheet figure read: None, and the router is not priced there.
-    assert get_gpu("B200").peak_fp32_flops_per_s is None
+    # HGX B200 / HGX B300 (8 GPUs): "FP32 600 TFLOPS" -> 75 per GPU (fp32bw63).
+    assert get_gpu("B200").peak_fp32_flops_per_s == 75 * 10**12
+    assert get_gpu("B300").peak_fp32_flops_per_s == 75 * 10**12
+    # No NVIDIA figure read: None, and the router is not priced there.
+    assert get_gpu("GB200").peak_fp32_flops_per_s is None
+    assert get_gpu("GB300").peak_fp32_flops_per_s is None
 
 
 def test_minimax_m2_router_on_h100_by_hand() -> None:
@@ -50,6 +55,29 @@ def test_minimax_m2_router_on_h100_by_hand() -> None:
     assert with_router.by_op["router_fp32"] == pytest.approx(62 * 274.73e-6, rel=1e-4)
     assert with_router.seconds - without.seconds == pytest.approx(0.017033, rel=1e-4)
     assert "router_fp32" not in without.by_op
+
+
+def test_minimax_m25_router_on_b200_by_hand() -> None:
+    # MiniMax-M2.5 (the aggregated rows' checkpoint: MiniMax-M2's shapes) on B200 under vLLM
+    # 0.19.0, where minimax_m2.py:113-119, :132 runs the gate as a float32 ReplicatedLinear
+    # (F.linear, layers/utils.py:92-98, :302-308) and 0.32.0's bf16x3 tensor-core tier
+    # (gate_linear.py:122-129, :273-280) does not exist yet.
+    spec = load_spec(f"{AGG_CONFIGS}/MiniMaxAI--MiniMax-M2.5.json")
+    b200 = get_gpu("B200")
+    eff = _eff("vllm", "0.19.0", b200, spec)
+    assert fp32_router_runs(spec, b200, eff)
+    # One MoE layer, 8,192 tokens: 2 x 8,192 x hidden 3,072 x 256 experts = 12,884,901,888
+    # FLOPs at 75e12 (HGX B200 FP32 600 TFLOPS / 8) x 0.70 (the dense GEMM fraction) =
+    # 52.5e12 FLOP/s: 245.43 us.
+    one = fp32_router_s(spec, b200, eff, router_params=3072 * 256, tokens=8192)
+    assert one == pytest.approx(245.43e-6, rel=1e-4)
+    # 62 MoE layers: 62 x 245.43 us = 15.217 ms added to the lone 8,192-token step.
+    with_router = step_time(spec, b200, eff=eff, **PREFILL)
+    without = step_time(spec, b200, eff=replace(eff, router_gemm=None), **PREFILL)
+    assert with_router.by_op["router_fp32"] == pytest.approx(0.015217, rel=1e-4)
+    assert with_router.seconds - without.seconds == pytest.approx(0.015217, rel=1e-4)
+    # 0.32.0 runs it on the tensor cores on SM 10.x: no FP32 term.
+    assert not fp32_router_runs(spec, b200, _eff("vllm", "0.32.0", b200, spec))
 
 
 def test_a_compute_dtype_router_is_unchanged() -> None:
@@ -90,6 +118,6 @@ def test_no_rule_no_peak_no_price() -> None:
     spec = load_spec(f"{CONFIGS}/minimax-m2.json")
     # TensorRT-LLM declares no float32 router; a GPU without an FP32 peak prices none either.
     assert not fp32_router_runs(spec, H100, _eff("trtllm", "1.2.0", spec=spec))
-    b200 = get_gpu("B200")
-    assert fp32_router_s(spec, b200, _eff("vllm", "0.20.0", b200, spec), router_params=1,
+    gb200 = get_gpu("GB200")
+    assert fp32_router_s(spec, gb200, _eff("vllm", "0.20.0", gb200, spec), router_params=1,
                          tokens=1) == 0.0

@@ -13,8 +13,8 @@ so every rank computes it over all the tokens entering its MoE layers.
 
 Not priced (the bytes only, as before): an engine or release that runs the router in the
 compute dtype, and a GPU whose FP32 peak gpus.json does not hold (`GPU.peak_fp32_flops_per_s`
-None: the Blackwell parts, H800, H20, MI355X and the GeForce cards, whose FP32 figure was not
-read from a datasheet).
+None: GB200, GB300, H800, H20, MI355X and the GeForce cards, whose FP32 figure was not read
+from a datasheet; B200 and B300 hold HGX's 75 TFLOPS a GPU since fp32bw63).
 """
 
 from __future__ import annotations
