@@ -7,11 +7,13 @@ calls over the groups that act (HybridPool._attention / _sliding), and the cost 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kvplan._util.memo import spec_cache
 from kvplan.analysis.simulate.hybrid_pool import HybridPool, StateCache
 from kvplan.analysis.simulate.kv_pool import GroupRule
 from kvplan.analysis.simulate.metrics import summary_ms, weighted_percentile
@@ -226,3 +228,26 @@ def test_cost_model_memos_answer_as_computed() -> None:
         assert quant.scheme_for(name) == twin._scheme_for(name)
     # The memo is no field: the config still equals (and hashes as) one never asked.
     assert quant == twin and hash(quant) == hash(twin) and repr(quant) == repr(twin)
+
+
+def test_spec_cache_computes_a_spec_with_its_checkpoint() -> None:
+    """A spec's checkpoint is left out of its equality (kvplan.model.spec): such a spec is
+    computed each time, the others answered once per key."""
+    calls: list[str] = []
+
+    @spec_cache(maxsize=8)
+    def weigh(spec: _Spec, tp: int) -> str:
+        calls.append(spec.name)
+        return f"{spec.name}/{spec.checkpoint}/{tp}"
+
+    plain, measured = _Spec("a", None), _Spec("a", "headers")
+    assert plain == measured  # as ModelSpec: the checkpoint compares equal
+    assert [weigh(plain, 2), weigh(plain, 2)] == ["a/None/2"] * 2
+    assert [weigh(measured, 2), weigh(measured, 2)] == ["a/headers/2"] * 2
+    assert calls == ["a", "a", "a"]  # the plain spec once, the measured one each time
+
+
+@dataclass(frozen=True)
+class _Spec:
+    name: str
+    checkpoint: str | None = field(default=None, compare=False)

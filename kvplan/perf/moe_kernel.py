@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from functools import lru_cache, singledispatch
 from typing import Protocol
 
-from kvplan._util.memo import pure_cache
+from kvplan._util.memo import spec_cache
 from kvplan._util.units import cdiv
 from kvplan.capacity.weights import loaded_formats, routed_expert_bits
 from kvplan.engines.moe_kernel import (
@@ -102,7 +102,7 @@ def routed_expert_formats(spec: ModelSpec, layers: Iterable[int],
     return dict(_routed_expert_formats(spec, tuple(layers), quantization))
 
 
-@pure_cache(maxsize=1024)  # the cost model asks it every step: one answer per key, copied
+@spec_cache(maxsize=1024)  # the cost model asks it every step: one answer per key, copied
 def _routed_expert_formats(spec: ModelSpec, layers: tuple[int, ...],
                            quantization: str | None) -> dict[int, str | None]:
     from kvplan.weights.base import experts_module

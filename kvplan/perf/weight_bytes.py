@@ -6,7 +6,7 @@ they load."""
 from __future__ import annotations
 
 from kvplan._util.dtypes import GemmMath
-from kvplan._util.memo import pure_cache
+from kvplan._util.memo import spec_cache
 from kvplan.capacity.weights import weights_breakdown
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
@@ -50,7 +50,7 @@ def bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None = None
     return dict(bpp), dict(maths)
 
 
-@pure_cache(maxsize=1024)
+@spec_cache(maxsize=1024)
 def _bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None
                      ) -> tuple[dict[str, float], dict[str, GemmMath]]:
     wb = weights_breakdown(spec, tp=tp, quantization=quantization)
