@@ -29,3 +29,23 @@ def pure_cache(maxsize: int) -> Callable[[F], F]:
         call.cache_info = cached.cache_info  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
     return decorate
+
+
+def spec_cache(maxsize: int) -> Callable[[F], F]:
+    """`pure_cache` for a function of a model spec (its first argument) that may read the
+    spec's checkpoint headers (kvplan.capacity.weights.weights_breakdown measures them):
+    `spec.checkpoint` is left out of a spec's equality, so a spec that carries one is computed
+    each time, never answered from a cache keyed on another's."""
+    def decorate(fn: F) -> F:
+        cached = pure_cache(maxsize)(fn)
+
+        @wraps(fn)
+        def call(spec: Any, *args: Any, **kwargs: Any) -> Any:
+            if getattr(spec, "checkpoint", None) is not None:
+                return fn(spec, *args, **kwargs)
+            return cached(spec, *args, **kwargs)
+
+        call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        return call  # type: ignore[return-value]
+    return decorate

@@ -102,6 +102,16 @@ class QuantConfig:
     weights_exact: bool = True
 
     def scheme_for(self, name: str) -> QuantScheme | None:
+        """The scheme of module `name` (None: the compute dtype). Memoised per config: the cost
+        model asks it for every module of every step, over ignore lists of hundreds of names."""
+        memo = self.__dict__.get("_schemes")
+        if memo is None:
+            memo = self.__dict__["_schemes"] = {}  # not a field: eq, hash and repr ignore it
+        if name not in memo:
+            memo[name] = self._scheme_for(name)
+        return memo[name]  # type: ignore[no-any-return]
+
+    def _scheme_for(self, name: str) -> QuantScheme | None:
         if name == "lm_head" and not self.quantize_lm_head:
             return None
         if any(_name_matches(p, name) for p in self.ignore):

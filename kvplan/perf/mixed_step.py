@@ -58,6 +58,7 @@ scheduling overlapped with the GPU step); MLA's prefill tokens are charged the d
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -333,8 +334,11 @@ class MixedStepCost:
     def full_attention_only(self) -> bool:
         """Every attention layer attends the whole context (no window, no chunk, no selection
         of keys)."""
-        return not self.cost.selects_keys and all(
-            k.window is None and k.chunk is None for k in self.kinds)
+        full = self.__dict__.get("_full_only")  # asked every step: computed once
+        if full is None:
+            full = self._full_only = not self.cost.selects_keys and all(
+                k.window is None and k.chunk is None for k in self.kinds)
+        return full
 
     def _layer_seconds(self, dec_pairs: int, pre_pairs: int, rows: int,
                        decode_factor: float = 1.0, partials: float = 0.0) -> float:
@@ -425,7 +429,7 @@ class MixedStepCost:
         rows = decode_keys + earlier + sum(n for _, n in chunks)
         single = all(n <= 1 for _, n in chunks)
         # The split path's partials from the decodes' mean keys (their own are not known here).
-        mean = [decode_keys // decodes] * decodes if decodes else []
+        mean = itertools.repeat(decode_keys // decodes, decodes) if decodes else ()
         partials = self._split_partials(decodes, mean, bool(chunks))
         attention = 0.0
         for kind in self.kinds:

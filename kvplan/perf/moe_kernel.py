@@ -72,6 +72,7 @@ from dataclasses import dataclass
 from functools import lru_cache, singledispatch
 from typing import Protocol
 
+from kvplan._util.memo import spec_cache
 from kvplan._util.units import cdiv
 from kvplan.capacity.weights import loaded_formats, routed_expert_bits
 from kvplan.engines.moe_kernel import (
@@ -98,9 +99,14 @@ def routed_expert_formats(spec: ModelSpec, layers: Iterable[int],
     a 16-bit compute dtype (capacity.weights.routed_expert_bits), FP8_BLOCK_EXPERTS under a
     128 x 128 block-FP8 scheme with float32 scales, MXFP4_EXPERTS under MXFP4 (gpt-oss),
     None otherwise."""
+    return dict(_routed_expert_formats(spec, tuple(layers), quantization))
+
+
+@spec_cache(maxsize=1024)  # the cost model asks it every step: one answer per key, copied
+def _routed_expert_formats(spec: ModelSpec, layers: tuple[int, ...],
+                           quantization: str | None) -> dict[int, str | None]:
     from kvplan.weights.base import experts_module
 
-    layers = list(layers)
     bits = routed_expert_bits(spec, layers, quantization)
     quant = loaded_formats(spec, quantization)[0] if None in bits.values() else None
     out: dict[int, str | None] = {}

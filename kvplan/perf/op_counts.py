@@ -8,6 +8,7 @@ ModelSpec field (kvplan.sources.features names the code behind each)."""
 from __future__ import annotations
 
 from kvplan._util.dtypes import GemmMath
+from kvplan._util.memo import spec_cache
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
@@ -314,6 +315,7 @@ def _recurrent_layer_ops(spec: ModelSpec, index: int, *, tp: int, fp8: bool) -> 
     return 1 + ops + (1 if tp > 1 else 0) + (1 if spec.has_mlp(index) else 0)
 
 
+@spec_cache(maxsize=1024)  # pure; asked for every simulated prefill step
 def eager_prefill_ops(spec: ModelSpec, layout: Layout = ONE_GPU,
                       quantization: str | None = None, *, platform: str = "cuda",
                       fused_norms: bool = False, gpu: GPU | None = None) -> int:

@@ -81,6 +81,7 @@ TensorRT-LLM mixer was read.
 from __future__ import annotations
 
 from kvplan._util.dtypes import GemmMath
+from kvplan._util.memo import spec_cache
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -148,6 +149,7 @@ def _mlp_ops(dense: GemmMath) -> int:
     return 2 * _linear_ops(dense) + 1  # gate_up_proj, SwiGLU, down_proj
 
 
+@spec_cache(maxsize=1024)  # pure; asked for every simulated prefill step
 def trtllm_eager_prefill_ops(spec: ModelSpec, layout: Layout = ONE_GPU,
                              quantization: str | None = None, *, gpu: GPU | None = None) -> int:
     """Ops TensorRT-LLM's PyTorch backend launches in one eager prefill step of `spec` on one

@@ -6,6 +6,7 @@ they load."""
 from __future__ import annotations
 
 from kvplan._util.dtypes import GemmMath
+from kvplan._util.memo import spec_cache
 from kvplan.capacity.weights import weights_breakdown
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
@@ -44,7 +45,14 @@ def bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None = None
                     ) -> tuple[dict[str, float], dict[str, GemmMath]]:
     """Per-rank bytes per (total) parameter of each weight group, and the type its GEMMs run
     at where the device has the tensor cores (`group_math`; the device's answer: `gemm_math`).
-    """
+    Memoised (the cost model asks it several times a step); each caller gets its own dicts."""
+    bpp, maths = _bytes_per_param(spec, tp, quantization)
+    return dict(bpp), dict(maths)
+
+
+@spec_cache(maxsize=1024)
+def _bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None
+                     ) -> tuple[dict[str, float], dict[str, GemmMath]]:
     wb = weights_breakdown(spec, tp=tp, quantization=quantization)
     counts = count_params(spec)
     attn = sum(x.attention for x in counts.layers) or 1

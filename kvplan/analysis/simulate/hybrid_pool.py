@@ -258,6 +258,13 @@ class HybridPool:
         self.specs = sorted(specs.values(), key=lambda ids: groups[ids[0]].kind != "full")
         self.usable = num_blocks - 1
         self.free_uncached = self.usable
+        # The groups each per-step call acts on (the others' answers are constant: a full or
+        # state group skips no block, a state group grows no row), in group order.
+        self._attention = tuple((g, g_rule.admission_cap) for g, (g_rule, cache)
+                                in enumerate(zip(groups, self.caches, strict=True))
+                                if not isinstance(cache, StateCache))
+        self._sliding = tuple((g, cache) for g, cache in enumerate(self.caches)
+                              if isinstance(cache, SlidingCache))
         self.cached_free: OrderedDict[int, Block] = OrderedDict()
         self.by_key: dict[tuple[int, int], list[Block]] = {}
 
@@ -350,6 +357,17 @@ class HybridPool:
         """get_num_blocks_to_allocate summed over the groups (with the hit's evictable
         blocks); `admission`: the whole-sequence check's count."""
         hold = req.hybrid
+        if hold is not None:
+            # A running request (`to_allocate` with `held`: only attention groups grow, each
+            # to cdiv(slots, B) blocks, capped at admission; no hit, nothing evictable).
+            required = cdiv(slots, self.block_size)
+            need = 0
+            for g, cap in self._attention:
+                more = (min(required, cap) if admission and cap is not None else required
+                        ) - len(hold.blocks[g])
+                if more > 0:
+                    need += more
+            return need
         hit_tokens = self.hit_tokens(hit)
         skipped = [c.skipped(hit_tokens) for c in self.caches]
         need = sum(cache.to_allocate(
@@ -363,7 +381,7 @@ class HybridPool:
         last first (SingleTypeKVCacheManager._remove_blocks_in_range)."""
         hold = req.hybrid
         assert hold is not None
-        for g, cache in enumerate(self.caches):
+        for g, cache in self._sliding:  # full and state groups skip none
             skipped = min(cache.skipped(req.num_computed), len(hold.blocks[g]))
             row = hold.blocks[g]
             for j in range(skipped - 1, -1, -1):
@@ -390,13 +408,12 @@ class HybridPool:
         hold = req.hybrid
         if hold is None:
             hold = req.hybrid = self._admit(req, hit)
-        for g, cache in enumerate(self.caches):
-            rows = cache.rows_for(slots)
-            if rows is not None:
-                row = hold.blocks[g]
-                for _ in range(rows - len(row)):
-                    row.append(self._take())
-                req.alloc[g] = len(row)
+        rows = cdiv(slots, self.block_size)  # every attention group's `rows_for`
+        for g, _ in self._attention:
+            row = hold.blocks[g]
+            for _ in range(rows - len(row)):
+                row.append(self._take())
+            req.alloc[g] = len(row)
         self._cache(req, hold, min(slots, req.num_tokens))
         return True
 
@@ -432,6 +449,7 @@ class HybridPool:
         full = tokens // bs
         boundaries = ((req.prompt_len - 1) // bs * bs,) + (
             (hold.junction // bs * bs,) if hold.junction else ())
+        cached = hold.cached
         for g, cache in enumerate(self.caches):
             if isinstance(cache, StateCache):
                 for b in boundaries:
@@ -439,12 +457,15 @@ class HybridPool:
                         hold.states[g].add(b)
                         self._checkpoint(req, g, b)
                 continue
+            start = cached[g]
+            if start >= full:
+                continue  # nothing newly full (a decode step's usual case)
             row = hold.blocks[g]
-            for j in range(hold.cached[g], min(full, len(row))):
+            for j in range(start, min(full, len(row))):
                 block = row[j]
                 if block is not None and block[0] is None and cache.cached(j, boundaries):
                     self._register(block, (g, req.block_hash(j, bs)))
-            hold.cached[g] = max(hold.cached[g], full)
+            cached[g] = full
 
     def _checkpoint(self, req: HybridRequest, g: int, boundary: int) -> None:
         """The state after `boundary` tokens kept in the cache: a block from the free queue,
