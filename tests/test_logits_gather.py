@@ -76,5 +76,49 @@ def test_no_logits_gather_where_the_lm_head_is_whole_or_in_prefill() -> None:
     # prompt) pays it too but is not priced here (kvplan.perf.roofline docstring).
     dep = Layout(tp=32, ep=32, dp_attention=True)
     assert "logits_gather" not in _step("vllm", dep, requests=64).by_op
+    # (Plain TP gathers the vocabulary shards instead: `tp_logits_gather`, below.)
     assert "logits_gather" not in _step("sglang", Layout(tp=8), requests=64, gpu=B200).by_op
     assert "logits_gather" not in _step("sglang", dep, requests=1, phase="prefill").by_op
+
+
+def _qwen3_tp8(engine: str, rows: int, phase: str):
+    spec = load_spec("qwen3-8b")
+    return step_time(spec, get_gpu("H100"), tokens=rows if phase == "decode" else 2048,
+                     context=2048, requests=rows, layout=Layout(tp=8),
+                     eff=engine_efficiency(engine), phase=phase)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_plain_tp_gathers_the_logits_in_every_engine(engine: str) -> None:
+    # vLLM 0.10.0 / 0.15.0 / 0.19.0 LogitsProcessor._gather_logits -> all-gather on CUDA, SGLang
+    # 0.5.9 logits_processor.py :261-263 / :831-835, TensorRT-LLM's LMHead gather_output=True
+    # (kvplan.perf.step_comm, `TP logits gather`). Qwen3-8B (vocabulary 151,936 = 64 x 2,374:
+    # no padding) at TP 8 on H100 (NVLink 4: 360 GB/s, 10 us NCCL latency), 200 decode rows:
+    # - 200 x 151,936 x 2 B (bf16) = 60,774,400 B gathered, a ring half:
+    #   10 us + 7/8 x 60,774,400 / 360e9 s = 10 + 147.716 = 157.716 us;
+    # - the reshape copy: 2 x 60,774,400 B at 3.35 TB/s x 0.9 = 40.315 us.
+    # 198.030 us a step (vllm200u63's estimate, ~0.16 ms, left the copy out).
+    step = _qwen3_tp8(engine, 200, "decode")
+    ring = 10e-6 + 7 / 8 * 200 * 151936 * 2 / 360e9
+    copy = 2 * 200 * 151936 * 2 / (3.35e12 * 0.9)
+    assert step.by_op["tp_logits_gather"] == pytest.approx(ring + copy)
+    assert step.by_op["tp_logits_gather"] == pytest.approx(198.030e-6, abs=1e-9)
+    assert "logits_gather" not in step.by_op  # no DP gather
+    # A prefill step of one prompt samples one row: 303,872 B, 10 + 0.739 us, its copy under
+    # the 4 us kernel floor: 14.739 us.
+    pre = _qwen3_tp8(engine, 1, "prefill")
+    assert pre.by_op["tp_logits_gather"] == pytest.approx(
+        10e-6 + 7 / 8 * 151936 * 2 / 360e9 + 4e-6)
+    assert pre.by_op["tp_logits_gather"] == pytest.approx(14.739e-6, abs=1e-9)
+
+
+def test_no_tp_logits_gather_on_one_gpu_or_with_the_lm_head_whole() -> None:
+    # TP 1: nothing to gather; vLLM's DP attention at attention TP 1 keeps the lm_head whole.
+    spec = load_spec("qwen3-8b")
+    one = step_time(spec, get_gpu("H100"), tokens=200, context=2048, requests=200,
+                    eff=engine_efficiency("vllm"))
+    assert "tp_logits_gather" not in one.by_op
+    dep = Layout(tp=32, ep=32, dp_attention=True)
+    assert "tp_logits_gather" not in _step("vllm", dep, requests=64).by_op
+    # SGLang's split lm_head under DP attention pays its own gather, not this one.
+    assert "tp_logits_gather" not in _step("sglang", dep, requests=64).by_op

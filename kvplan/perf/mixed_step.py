@@ -13,7 +13,7 @@ costs, nothing fitted here:
   (the step's total), read from its `by_op` with the attention core taken out;
 - the lm_head runs on one row per scheduled request (vLLM computes logits at each request's
   last scheduled token, a partial prefill's discarded): `step_time` with no decoder layer and
-  `logits` rows;
+  `logits` rows, with the TP all-gather of those rows' logits (kvplan.perf.step_comm);
 - each attention layer is one kernel of max(FLOPs / (peak x attention efficiency), bytes /
   (HBM x hbm efficiency), kernel floor), as `roofline._Step.op` charges it, over the whole mix:
   FLOPs = pairs x (q.K + p.V FLOPs per attended key, kvplan.perf.flops.attention_flops, of the
@@ -89,7 +89,8 @@ from kvplan.perf.vllm_ungraphed import vllm_ungraphed_ops
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
 # the whole mix; the naive MLA up-projection, whose share is in the prefill form's FLOPs) or that
 # depend on the number of requests rather than tokens (the lm_head, the recurrent state).
-_OWN_OPS = ("attention", "mla_up_proj", "lm_head", "recurrent_state", "indexer", "indexer_topk")
+_OWN_OPS = ("attention", "mla_up_proj", "lm_head", "tp_logits_gather", "recurrent_state", "indexer",
+            "indexer_topk")
 # Steps of up to EXACT_TOKENS tokens are timed by roofline.step_time itself; larger ones
 # interpolate between its values at multiples of GRID_TOKENS (`MixedStepCost.dense_seconds`).
 EXACT_TOKENS = 512
@@ -322,12 +323,14 @@ class MixedStepCost:
         return self.moe_seconds(gathered) - self.moe_seconds(own)
 
     def head_seconds(self, rows: int) -> float:
-        """The lm_head over `rows` rows (no decoder layer)."""
+        """The lm_head over `rows` rows (no decoder layer), with the TP gather of their logits
+        (kvplan.perf.step_comm, `TP logits gather`)."""
         hit = self._head.get(rows)
         if hit is None:
             st = step_time(self.spec, self.gpu, tokens=rows, context=1, requests=rows,
                            logits=rows, layers=range(0), **self._common)
-            hit = self._head[rows] = st.by_op.get("lm_head", 0.0)
+            hit = self._head[rows] = (st.by_op.get("lm_head", 0.0)
+                                      + st.by_op.get("tp_logits_gather", 0.0))
         return hit
 
     @property

@@ -134,7 +134,7 @@ from kvplan.perf.op_counts import (
 )
 from kvplan.perf.router_cost import fp32_router
 from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
-from kvplan.perf.step_comm import _logits_gather
+from kvplan.perf.step_comm import _logits_gather, _vocab_gather
 from kvplan.perf.step_ops import OpTime, StepTime, _indexer_ops, _projection_kernels, _Step
 from kvplan.perf.weight_bytes import bytes_per_param
 from kvplan.weights.params import count_params, recurrent_params
@@ -430,6 +430,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     if head_gather > 1 and phase == "decode":
         _logits_gather(s, spec, link(layout, gpu, layout.world), ranks=layout.world,
                        rows=rows * head_gather, act_bytes=act_bytes)
+    elif head_gather == 1 and head_tp > 1:
+        # The lm_head split over its TP group: every engine all-gathers the rows' vocabulary
+        # shards before sampling, prefill and decode (kvplan.perf.step_comm, `TP logits gather`).
+        _vocab_gather(s, spec, link(layout, gpu, head_tp), ranks=head_tp, rows=rows,
+                      act_bytes=act_bytes)
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring);
         # a step replayed from piecewise CUDA graphs launches fewer (prefill_launch_ops).

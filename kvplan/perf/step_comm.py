@@ -51,6 +51,24 @@ lm_head's dtype) joined by `tensor_model_parallel_all_gather` (distributed/paral
 holds the captured batch x DP size rows (model_executor/cuda_graph_runner.py:589-596; the
 captured batch is the least capture size >= the busiest rank's, :785-793): kvplan's ranks even,
 rows x DP size. Priced on decode steps.
+The TP logits gather (`_vocab_gather`, op `tp_logits_gather`): with the lm_head split over a
+TP group of more than one GPU and no DP gather above (plain TP; attention TP under DP attention
+where the lm_head follows it), every engine all-gathers the vocabulary shards of the step's
+logit rows before sampling, prefill and decode alike (only the rows sampled: one a request, a
+speculative step's verified tokens too). vLLM: LogitsProcessor._get_logits ->
+`_gather_logits` (model_executor/layers/logits_processor.py 0.10.0 :89-101, :115; 0.15.0
+:74-86, :98; 0.19.0 :75-87, :99) takes `tensor_model_parallel_all_gather` where
+`current_platform.use_all_gather()` (platforms/interface.py: 0.10.0 :467-477, True under V1,
+the default, envs.py :650-651, CUDA not overriding it; 0.15.0 :559-563 and 0.19.0 :614-618
+return True), not the gather to rank 0; the all-gather is one all_gather_into_tensor then a
+movedim + reshape copy (distributed/device_communicators/base_device_communicator.py 0.15.0
+:139-162). SGLang: LogitsProcessor `do_tensor_parallel_all_gather` when the TP size is above 1
+(layers/logits_processor.py 0.5.9 :261-263, `_get_logits` :831-835
+`tensor_model_parallel_all_gather`; 0.5.8.post1 :255-256, :935); with --enable-dp-lm-head over
+the attention-TP group (:254-257, :909-935). TensorRT-LLM: DecoderModelForCausalLM's lm_head
+is a column-parallel LMHead with gather_output=True unless attention DP is on
+(_torch/models/modeling_utils.py `DecoderModelForCausalLM.__init__`, main at 000a01de: under
+attention DP a whole LMHead). Charged once a step over the lm_head's TP group.
 A launch's own all-to-all (`Efficiency.moe_a2a`: SGLang's DeepEP, kvplan.engines.sglang.deepep)
 replaces the MoE layers' gathers (timed by `MoeAllToAll.seconds`; dense layers gather if split).
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
@@ -85,9 +103,14 @@ def _logits_gather(s: _Step, spec: ModelSpec, ring: Interconnect, *, ranks: int,
     `rows` = every DP rank's logit rows, through the lm_head on each of `ranks` GPUs."""
     # dp_gather_replicate at SUM_LEN: one all-reduce of the zeroed, summed buffer of rows.
     s.collective("logits_gather", ring.all_reduce_s(ranks, rows * spec.hidden_size * act_bytes))
-    # tensor_model_parallel_all_gather of the vocabulary shards (the lm_head's dtype, bf16): a
-    # ring all-gather of rows x the padded vocabulary, then one copy of it to row order.
+    _vocab_gather(s, spec, ring, ranks=ranks, rows=rows, act_bytes=act_bytes, name="logits_gather")
+
+
+def _vocab_gather(s: _Step, spec: ModelSpec, ring: Interconnect, *, ranks: int, rows: int,
+                  act_bytes: int, name: str = "tp_logits_gather") -> None:
+    """tensor_model_parallel_all_gather of `rows` rows' vocabulary shards over `ranks` GPUs (the
+    lm_head's dtype, bf16): a ring all-gather of rows x the padded vocabulary, then one copy of
+    it to row order (module docstring, `logits gather`; under plain TP: `TP logits gather`)."""
     logits_bytes = rows * round_up(spec.vocab_size, VOCAB_PADDING) * act_bytes
-    s.collective("logits_gather", ring.latency_s
-                 + (ranks - 1) / ranks * logits_bytes / ring.bytes_per_s)
-    s.op("logits_gather", flops=0.0, nbytes=2 * logits_bytes)
+    s.collective(name, ring.latency_s + (ranks - 1) / ranks * logits_bytes / ring.bytes_per_s)
+    s.op(name, flops=0.0, nbytes=2 * logits_bytes)
