@@ -220,3 +220,14 @@ def test_a_model_too_big_for_a_node_is_served_by_tp_over_two_nodes() -> None:
     assert [c["node"] for c in cmds] == [0, 1]
     assert all(c["argv"][c["argv"].index("--nnodes") + 1] == "2" for c in cmds)
     assert data["search"]["engine_gpus"] == [1, 2, 4, 8, 16]
+
+
+def test_gpu_counts_are_the_multiples_in_order_without_counting_through() -> None:
+    # The counts the search visits: each size's multiples up to its replica bound, merged in
+    # order, each once (tps 1, 2, 8 and 3 replicas: 1, 2, 3, 4, 6, 8, 16, 24); a size of whole
+    # nodes of 10^9 GPUs comes next without visiting the numbers below it.
+    from kvplan.analysis.simulate.rate_search import _gpu_counts
+    assert list(_gpu_counts((1, 2, 8), 10**6, 3)) == [1, 2, 3, 4, 6, 8, 16, 24]
+    assert list(_gpu_counts((1, 2, 8), 7, 3)) == [1, 2, 3, 4, 6]
+    huge = _gpu_counts((1, 2, 2 * 10**9), 10**12, 3)
+    assert list(huge) == [1, 2, 3, 4, 6, 2 * 10**9, 4 * 10**9, 6 * 10**9]

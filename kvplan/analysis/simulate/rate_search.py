@@ -19,6 +19,7 @@ a layout that cannot hold the model is refused at set-up, before any step is sim
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -102,6 +103,19 @@ class Shape:
 AttentionDpForms = Callable[[int], tuple[tuple[int, int, DpAttentionLayout], ...]]
 
 
+def _gpu_counts(tps: tuple[int, ...], max_gpus: int, max_dp: int) -> Iterator[int]:
+    """The GPU counts some layout takes, ascending, each once: the multiples d x tp of a size
+    in `tps` (d <= `max_dp`) up to `max_gpus`. Merged lazily from one run of multiples a size,
+    so sizes over whole nodes (2^9 nodes of 10^9 GPUs) never make the search count through
+    every number below them."""
+    runs = (range(tp, min(max_gpus, tp * max_dp) + 1, tp) for tp in sorted(set(tps)) if tp > 0)
+    last = 0
+    for n in heapq.merge(*runs):
+        if n != last:
+            last = n
+            yield n
+
+
 def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int,
              attention_dp: AttentionDpForms | None = None, gpus_per_node: int = 8
              ) -> Iterator[Shape]:
@@ -113,7 +127,7 @@ def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int,
     nodes (kvplan.engines.launch.replicate_on_nodes); smaller ones sharing a node are not
     tried. At most `max_gpus` GPUs and `max_dp` replicas (servers). Generated, never listed
     whole."""
-    for n in range(1, min(max_gpus, max(tps, default=1) * max_dp) + 1):
+    for n in _gpu_counts(tps, max_gpus, max_dp):
         for tp in sorted(tps):
             if n % tp == 0 and n // tp <= max_dp:
                 yield Shape(tp=tp, dp=n // tp)
