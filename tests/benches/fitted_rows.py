@@ -1767,7 +1767,12 @@ LAST_RULE_CHANGE = {
     # efficiency.py, cost_rules.py); it moves cost-bench.md's MoE rows on CUDA GPUs. Its
     # held-out evaluation (moeshape62) read no cost-bench row; PREFILL_LAUNCH_FIT was not
     # refitted with it (its 4 DeepSeek rows would give 61.1 us: cost_bench.AS_FITTED).
-    "cost": RuleChange(commit="31973db46ff5", time="2026-12-07T02:23:08+00:00",
+    # Then stop 62's other rules that reach cost-bench.md: nvlink5's measured bandwidth
+    # (b200vllm63, 153bb2ff: kvplan/hardware/interconnects.json), the B200 / B300 FP32 peaks
+    # (fp32bw63, 43467a54: gpus.json) and the logits all-gather under plain TP
+    # (logitsgather63, b26e18c1: kvplan/perf/step_comm.py, roofline.py, mixed_step.py), the
+    # last; benchspeed63's memos are byte-identical. No cost-bench row was added after any.
+    "cost": RuleChange(commit="b26e18c104cb", time="2026-12-07T03:02:32+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
     # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective
