@@ -52,7 +52,12 @@ before the sensitivity was written, so none of it is held out: shaped, and no ru
   experts op is 22.2) and each row's TPOT moved by the difference at its concurrency takes the
   class's median TPOT ratio from 0.65 to 0.82 (MoE TP 2: 0.63 -> 0.81, 15 rows; EP 2: 0.51 ->
   0.77, 5; MoE TP 4: 0.76 -> 0.85, 11): the right shape (flat in the batch), not the whole size
-  at kvplan's dense fraction. The FP8-peak fraction the measured TPOTs imply for those GEMMs
+  at kvplan's dense fraction. (Those figures are from the page at e1dcbb7f, before the experts'
+  shape table became the default (moedefault63): with it, kvplan's experts at these few rows an
+  expert already cost more, the page's class median is 0.76 and the what-if 0.87 (MoE TP 2
+  0.73 -> 0.83, EP 2 0.58 -> 0.84, MoE TP 4 0.86 -> 0.91); at the largest batches (MoE TP 2 at
+  20, MoE TP 4 at 28-48: 6 of 38 rows) the table now prices the experts above the path.) The
+  FP8-peak fraction the measured TPOTs imply for those GEMMs
   (measured less kvplan's TPOT without its experts op and less the path's activations, against
   the path's FLOPs; a diagnostic applied to nothing) is the same whatever the layout: 0.47 on
   MoE TP 2, 0.47 on MoE TP 4, 0.44 on EP 2, 0.42 on EP 4, as a compute cost over M_sum rows
