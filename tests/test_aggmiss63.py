@@ -69,9 +69,22 @@ def test_the_page_held_out_summary_is_reproduced() -> None:
     ttft_err, tpot_err = (float(re.sub("%", "", cells[i])) for i in (6, 7))
     held = [r for r in m.page_rows(text, m.frozen_rows()) if r.split == m.HELD_OUT]
     assert len(held) == n
-    assert sum(r.ttft == "in" for r in held) == ttft_in
-    assert sum(r.tpot == "in" for r in held) == tpot_in
-    assert sum(not r.miss for r in held) == both_in
+    # The ratios parsed here come from the page's rounded ms figures (0.1 ms TTFT, 0.01 ms
+    # TPOT), so a row within rounding of a band edge may fall either side: the page's count
+    # lies between the rows surely inside and those plus the ones at an edge.
+    def near_edge(ratio: float) -> bool:
+        return min(abs(ratio - m.LOW), abs(ratio - m.HIGH)) < 2e-3
+
+    def between(inside: list[bool], edge: list[bool], count: int) -> bool:
+        sure = sum(i and not e for i, e in zip(inside, edge, strict=True))
+        return sure <= count <= sure + sum(edge)
+
+    t_in, t_edge = [r.ttft == "in" for r in held], [near_edge(r.ttft_ratio) for r in held]
+    p_in, p_edge = [r.tpot == "in" for r in held], [near_edge(r.tpot_ratio) for r in held]
+    assert between(t_in, t_edge, ttft_in)
+    assert between(p_in, p_edge, tpot_in)
+    assert between([not r.miss for r in held], [a or b for a, b in zip(t_edge, p_edge,
+                                                                          strict=True)], both_in)
     assert round(100 * m.median_error([r.ttft_ratio for r in held]), 1) == ttft_err
     assert round(100 * m.median_error([r.tpot_ratio for r in held]), 1) == tpot_err
     kinds = m.classify(held, lambda r: (r.kind,))
