@@ -35,7 +35,11 @@ tests/data/attention_op; kvplan / measured at this model's TP 8 prefill step):
   FlashInfer on B200 reaches 813 TFLOPS at 1 x 8,192 keys and 1,152 at 1 x 16,384. This is the
   op whose B200 / H100 ratio is furthest from the measured (kvplan 2.27, tables 1.2-2.0): B200's
   attention is priced 1.3-1.9x fast relative to H100's. It is 1 % (1,024 in) to 19 % (15,000
-  in) of B200's step.
+  in) of B200's step. Over every GQA head layout in the tables (`attention_fraction_lines`,
+  rows not below the card's bound) the fraction of the bf16 peak at which kvplan's median
+  would be the measured one is, at 2-4k / 6-8k / 10-16k tokens a sequence, H100 0.57 / 0.68 /
+  0.71 and B200 0.46 / 0.56 / 0.62 (b200vllm63 read B200's kvplan / measured 0.88 / 1.04 at
+  3-8k / 10-32k keys).
 With all three at the tables (`table_counterfactual`, a counterfactual, not a rule: each op's
 sum divided by its kvplan / measured), B200's step sums grow +7.9 / +9.4 / +10.7 / +12.6 /
 +8.1 % (1,024 to 15,000 in) and H100's shrink -0.8 / -1.4 / -1.9 / -3.5 / -4.6 % (H200 -1.7
@@ -350,6 +354,25 @@ def table_counterfactual(split: dict[str, float], ratios: dict[str, float]) -> f
                for k, v in split.items())
 
 
+ISL_BANDS = ((2048, 4096), (6144, 8192), (10240, 16384))
+
+
+def attention_fraction_lines() -> list[str]:
+    """The attention fraction of the bf16 peak at which kvplan's median kvplan / measured over
+    vLLM's bf16 GQA context rows (every head layout, rows not below the card's bound) would be
+    1, by prompt length: 0.60 x the median (the rows compute-bound at these lengths)."""
+    lines = []
+    for card in ("H100", "B200"):
+        for lo, hi in ISL_BANDS:
+            got = [attention_op_ratio(r) for r in attention_rows()
+                   if r.gpu == card and r.engine == "vllm" and r.phase == "context"
+                   and r.kv_dtype == "bf16" and lo <= r.isl <= hi and not below_bound(r)]
+            med = statistics.median(got)
+            lines.append(f"- {card} {lo:,}-{hi:,} tokens: {len(got)} rows, kvplan / measured "
+                         f"median {med:.2f}, fraction {0.60 * med:.2f}")
+    return lines
+
+
 def main() -> None:
     cols = ("GEMMs", "all-reduce", "attention", "floors + layer overhead", "lm_head", "launch",
             "host", "grid")
@@ -380,6 +403,8 @@ def main() -> None:
     print()
     for gpu, r in ratios.items():
         print(f"- {gpu}: " + ", ".join(f"{k} {v:.3f}" for k, v in r.items()))
+    print()
+    print("\n".join(attention_fraction_lines()))
 
 
 if __name__ == "__main__":
