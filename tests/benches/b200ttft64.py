@@ -62,8 +62,10 @@ client's release, the server ran 0.14.1: janwarm62), and whether kvplan prices i
 - Attention: FlashInfer first on SM 10.0 for a non-MLA model (platforms/cuda.py
   `_get_backend_priorities` :69-82, b200vllm63); its prefill calls TRT-LLM-gen's context
   kernel whenever the cache is bf16 (utils/flashinfer.py:374-386 `use_trtllm_attention`:
-  prefill `use_trtllm = kv_cache_dtype == "auto"`; decode at <= 256 tokens). kvplan has one
-  bf16 attention fraction, 0.60, on every CUDA GPU (item 2).
+  prefill `use_trtllm = kv_cache_dtype == "auto"`; decode at <= 256 tokens; :274-286
+  `supports_trtllm_attention`: the SM 10.x family and NVIDIA's artifactory reachable for the
+  cubins, which the runs' logs do not show; v1/attention/backends/flashinfer.py:806 asks it
+  for the prefill). kvplan has one bf16 attention fraction, 0.60, on every CUDA GPU (item 2).
 - All-reduce: the custom kernel up to 1 MiB at 8 ranks, torch symmetric memory's multimem
   kernel up to 128 MiB on SM 10.0 (64 MiB on SM 9.0), then NCCL (b200vllm63:
   cuda_communicator.py :126-166, all_reduce_utils.py :28-61). kvplan: a ring at nvlink5's
