@@ -56,6 +56,12 @@ def test_steady_step_and_summary() -> None:
     assert g.steady_step(DOC, gap, n=1) == pytest.approx(10.0)
     # Neither has two gaps after the spanning one.
     assert g.steady_step(DOC, gap, n=2) == 0.0
+    # After the stall only C's first token (1.05): one prefill batch; a window of 0 still one.
+    assert g.groups_after(DOC, gap) == 1
+    # From 0.15 on: B's (0.2) and C's (1.05) first tokens, 0.85 s apart: two batches, one
+    # with a window of a second.
+    assert g.groups_after(DOC, (0.0, 0.15)) == 2
+    assert g.groups_after(DOC, (0.0, 0.15), window_s=1.0) == 1
     s = g.summarize(DOC)
     assert s["first_tokens_before_gap"] == 2
     assert s["gap_s"] == pytest.approx(0.85)
@@ -90,14 +96,16 @@ def test_data_file_is_of_the_printed_runs() -> None:
 
 def test_the_stall_is_gpt_oss_only() -> None:
     """FINDING 2: every gpt-oss file has a silent interval of at least 1.04 s, in its prefill
-    phase (77-89 first tokens before it); every dense file's is at most 0.36 s but one
-    (Qwen3.5-27B 8,192 in, 0.77 s, from a record whose TTFT is 0)."""
+    phase's end (77-89 first tokens before it, one or two prefill batches after); every dense
+    file's is at most 0.36 s but one (Qwen3.5-27B 8,192 in, 0.77 s, from a record whose TTFT
+    is 0)."""
     runs = _data()
     gptoss = {k: v for k, v in runs.items() if k.startswith("gpt-oss-120b ")}
     dense = {k: v for k, v in runs.items() if not k.startswith("gpt-oss-120b ")}
     assert len(gptoss) == 12 and len(dense) == 16
     assert min(v["gap_s"] for v in gptoss.values()) == pytest.approx(1.04, abs=0.005)
     assert all(77 <= v["first_tokens_before_gap"] <= 89 for v in gptoss.values())
+    assert all(1 <= v["first_token_groups_after_gap"] <= 2 for v in gptoss.values())
     odd = [k for k, v in dense.items() if v["gap_s"] > 0.365]
     assert odd == ["Qwen3.5-27B H100 8192"]
     assert runs["Qwen3.5-27B H100 8192"]["gap_start_s"] == pytest.approx(0.0)

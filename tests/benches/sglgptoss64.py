@@ -39,6 +39,7 @@ GPTOSS_GPUS = ("A100", "H100", "H200")
 DENSE = ("Llama3.1-70B", "Qwen3-14B", "Qwen3-8B", "Qwen3.5-27B")
 # The models whose files the repository names GPU first (the others: layout and model first).
 GPU_NAMED = ("gpt-oss-120b", "Qwen3.5-27B")
+GROUP_S = 0.02  # first tokens this close are one prefill batch's (a step is >= 60 ms here)
 STEADY_GAPS = 5  # the gaps after the stall that time the steady decode step (see below)
 SERVER_KEYS = ("version", "attention_backend", "moe_runner_backend", "cuda_graph_max_bs",
                "disable_overlap_schedule", "chunked_prefill_size", "mem_fraction_static",
@@ -123,6 +124,19 @@ def steady_step(doc: dict, gap: tuple[float, float],  # type: ignore[type-arg]
     return 1e3 * statistics.median(steps) if steps else 0.0
 
 
+def groups_after(doc: dict, gap: tuple[float, float],  # type: ignore[type-arg]
+                 window_s: float = GROUP_S) -> int:
+    """The prefill batches that finished prompts after the stall: the first tokens at or after
+    its end, grouped where one arrives within `window_s` of the group's first."""
+    firsts = sorted(t for t in doc["ttfts"] if t >= gap[1] - 1e-9)
+    groups = 0
+    start = None
+    for t in firsts:
+        if start is None or t - start > window_s:
+            groups, start = groups + 1, t
+    return groups
+
+
 def summarize(doc: dict) -> dict:  # type: ignore[type-arg]
     """One run's figures: as printed (recomputed), the silent gap (start, end, s), the first
     tokens before / after it, the figures with the gap cut, the steady decode step after it,
@@ -138,6 +152,7 @@ def summarize(doc: dict) -> dict:  # type: ignore[type-arg]
         "gap_start_s": gap[0], "gap_end_s": gap[1], "gap_s": gap[1] - gap[0],
         "first_tokens_before_gap": sum(1 for t in firsts if t <= gap[0] + 1e-9),
         "steady_step_ms": steady_step(doc, gap),
+        "first_token_groups_after_gap": groups_after(doc, gap),
         "server": {k: info.get(k) for k in SERVER_KEYS},
         "memory_usage": states.get("memory_usage"),
     }
@@ -176,29 +191,29 @@ any rule written from it: none is).
    1,024), 11.7-12.2 on the H100, 10.0-10.4 on the H200: about 2.0x kvplan's step on the A100
    and 1.6x on Hopper.
 2. One server-wide stall per run (`silent_gap`). Each of the twelve gpt-oss files (1,024 in
-   included) has one interval in which no request received any token, first or later: 1.04-
-   1.39 s at 4,096 / 8,192 in, 1.57-2.67 s at 2,048 in, 2.41-2.88 s at 1,024 in. It falls in
-   the prefill phase (77-89 of the 100 prompts have their first token before it; the rest,
-   the last ones sent, after), and the tokens after it come at the steady step (no burst), so
-   it is the server not stepping, not the client. The dense 0.5.9 runs of the same harness on
-   the H100 have none: their longest silent interval is 0.07-0.36 s (one prefill chunk) in 15
-   of 16 files; Qwen3.5-27B's 8,192-in file shows 0.77 s only because one record's TTFT is
-   0.0 (a one-token request) and the first prefill ends at 0.77 s. Every request that had
-   its first token before the stall waits it out in one gap, and with outputs drawn from
-   1-128 tokens (random_range_ratio 0) a short output divides it by little: the stall is
-   most of the printed mean TPOT. With the gap cut (`figures(doc, gap)`): A100 2,048 in
-   mean TPOT 135.2 -> 33.9 ms (kvplan 33.4), median 59.5 -> 24.0 (kvplan 18.1), mean TTFT
-   1,191 -> 684 (kvplan 553). Over the nine runs kvplan's error
-   against the records moves: mean TPOT -46..-82 % -> -16..+18 %, median TPOT -41..-76 % ->
-   -1..-24 %, mean ITL -44..-76 % -> -2..-25 %, mean TTFT -13..-88 % -> -4..-86 %; the TPOT
-   residue is the step of (1). The H100 2,048 / 4,096 TTFTs stay -86 / -64 %: their first
-   token comes at 2.05 / 1.20 s (the A100's and H200's at 0.25-0.71 s), a delay before any
-   token that a silent interval between tokens does not see.
+   included) has one interval in which no request received any token, first or later: 1.04-1.39
+   s at 4,096 / 8,192 in, 1.57-2.67 s at 2,048 in, 2.41-2.88 s at 1,024 in. It falls in the
+   prefill phase, at its end: 77-89 of the 100 prompts have their first token before it, the
+   rest (the last ones sent) come in one or two prefill batches right after it (`groups_after`),
+   then the decode. The tokens after it come at the steady step (no burst), so it is the server
+   not stepping, not the client. The dense 0.5.9 runs of the same harness on the H100 have none:
+   their longest silent interval is 0.07-0.36 s (one prefill chunk) in 15 of 16 files;
+   Qwen3.5-27B's 8,192-in file shows 0.77 s only because one record's TTFT is 0.0 (a one-token
+   request) and the first prefill ends at 0.77 s. Every request that had its first token before
+   the stall waits it out in one gap, and with outputs drawn from 1-128 tokens
+   (random_range_ratio 0) a short output divides it by little: the stall is most of the printed
+   mean TPOT. With the gap cut (`figures(doc, gap)`): A100 2,048 in mean TPOT 135.2 -> 33.9 ms
+   (kvplan 33.4), median 59.5 -> 24.0 (kvplan 18.1), mean TTFT 1,191 -> 684 (kvplan 553). Over
+   the nine runs kvplan's error against the records moves: mean TPOT -46..-82 % -> -16..+18 %,
+   median TPOT -41..-76 % -> -1..-24 %, mean ITL -44..-76 % -> -2..-25 %, mean TTFT -13..-88 %
+   -> -4..-86 %; the TPOT residue is the step of (1). The H100 2,048 / 4,096 TTFTs stay -86 /
+   -64 %: their first token comes at 2.05 / 1.20 s (the A100's and H200's at 0.25-0.71 s), a
+   delay before any token that a silent interval between tokens does not see.
    The gptossttft63 forensic found the same on vLLM 0.15.0's gpt-oss runs of this publisher
    (server-wide stalls of 1.12-1.32 s and multiples, none in the dense runs): the code both
    engines share for gpt-oss and for no dense model is the triton_kernels MoE (matmul_ogs and
-   its routing), compiled by Triton at first use of a kernel key, which fits a fixed quantum
-   and its multiples; which key a new run's prefill meets for the first time was not read.
+   its routing), compiled by Triton at first use of a kernel key, which fits a fixed quantum and
+   its multiples; which key a new run's prefill meets for the first time was not read.
 3. What SGLang 0.5.8 runs (server_args.py; each confirmed by the runs' server_info). Attention:
    GptOssForCausalLM's override :1257-1265, trtllm_mha on SM100, fa3 on SM90, else triton
    (server_info: triton on the A100, fa3 on H100 / H200). MoE: :1300-1316, triton_kernel when
