@@ -36,29 +36,31 @@ TPS = (1, 2, 4, 8)  # the TP degrees tried (fewest_gpus), up to --gpus-per-node
 
 def engine_sizes(gpus_per_node: int, nodes: int, limit: int = 0) -> tuple[int, ...]:
     """The GPUs one engine (a TP replica, an attention-DP engine) is tried on: TPS up to a
-    node, then whole nodes up to `nodes`: every count of them whose GPUs are at most `limit`
-    (model_limit: no engine's own check admits a larger one), beyond it 2, 4, 8 ... of them.
-    Every engine's launch writes an engine over any number of whole nodes
-    (kvplan.engines.<name>.launch: SGLang --nnodes, vLLM --nnodes or a Ray cluster,
-    TensorRT-LLM mpirun; each spans whole nodes only: nodes_per_replica); a count the model
-    cannot take (TP 24 for 64 heads) is refused at set-up by kvplan's layout check, as
-    `estimate --tp` refuses it. Counted up to `limit` only, so 10^9 nodes never count
-    through them."""
-    spans = [k * gpus_per_node for k in range(2, min(nodes, limit // gpus_per_node) + 1)]
-    k = 2
-    while k <= nodes:
-        if k * gpus_per_node > limit:
+    node, then every count of whole nodes up to `nodes` whose GPUs are at most `limit`
+    (model_limit: every engine's own check refuses an engine of more, so none is tried); with
+    no limit known (0), 2, 4, 8 ... nodes. Every engine's launch writes an engine over any
+    number of whole nodes (kvplan.engines.<name>.launch: SGLang --nnodes, vLLM --nnodes or a Ray
+    cluster, TensorRT-LLM mpirun; each spans whole nodes only: nodes_per_replica); a count
+    the model cannot take (TP 24 for 64 heads) is refused at set-up by kvplan's layout check,
+    as `estimate --tp` refuses it. Never counts through 10^9 nodes."""
+    if limit:
+        spans = [k * gpus_per_node for k in range(2, min(nodes, limit // gpus_per_node) + 1)]
+    else:
+        spans = []
+        k = 2
+        while k <= nodes:
             spans.append(k * gpus_per_node)
-        k *= 2
+            k *= 2
     return tuple(tp for tp in TPS if tp <= gpus_per_node) + tuple(spans)
 
 
 def model_limit(spec: ModelSpec) -> int:
-    """The most GPUs an engine of `spec` can run on by the engines' own checks: TP divides the
-    query heads (vLLM ModelConfig.verify_with_parallel_config, "Total number of attention
-    heads ... must be divisible by tensor parallel size"; kvplan's `--tp` check), so a TP
-    engine has at most that many; an attention-DP engine's EP ranks are at most the routed
-    experts (kvplan.perf.layout.check_layout, "--ep: N ranks for M experts")."""
+    """The most GPUs an engine of `spec` can run on by the engines' own checks (0: unknown): TP
+    divides the query heads (vLLM ModelConfig.verify_with_parallel_config, "Total number of
+    attention heads ... must be divisible by tensor parallel size"; kvplan's `--tp` check), so
+    a TP engine, and an SGLang attention-DP engine (its --tp is the engine's GPUs), has at most
+    that many; a vLLM or TensorRT-LLM attention-DP engine's EP ranks are its GPUs, at most the
+    routed experts (kvplan.perf.layout.check_layout, "--ep: N ranks for M experts")."""
     heads = getattr(spec.attention, "num_attention_heads", 0)
     return max(heads, spec.moe.n_routed_experts if spec.moe is not None else 0)
 
