@@ -149,7 +149,8 @@ def test_launch_of_two_sglang_engines_of_a_node_each() -> None:
 # seed 0), nodes of 2 GPUs, up to 2 nodes. Simulated when this test was written (p90 TTFT /
 # TPOT, ms): 1 x 3 211.4 / 19.5; at 4 GPUs TP 1 x 4 154.1 / 17.7, TP 2 x 2 269.9 / 17.1,
 # TP 4 over both nodes 1,706.7 / 21.8 (3,919.7 / 26.3 since planrate64 priced its all-reduce
-# over the two nodes of 2; 2,243.6 / 22.5 on the tree just before it), 2 x (2 DP-attn) 234.6 / 14.9, 4 DP-attn 1,480.8 / 14.3,
+# over the two nodes of 2; 2,243.6 / 22.5 on the tree just before it), 2 x (2 DP-attn)
+# 234.6 / 14.9, 4 DP-attn 1,480.8 / 14.3,
 # 2 DP-attn of TP 2 1,688.0 / 17.5. The SLOs (TTFT 500, TPOT 16) were picked after seeing
 # these: of the 4-GPU layouts only the two copies of the 2-rank engine meet both (the bigger
 # TP 4 misses both; the one engine of 4 ranks, tried after the copies and so not simulated in
