@@ -148,7 +148,9 @@ def test_launch_of_two_sglang_engines_of_a_node_each() -> None:
 # DeepSeek-V2-Lite under SGLang on H100s, 40 req/s of 4,000 in / 1,000 out (200 requests,
 # seed 0), nodes of 2 GPUs, up to 2 nodes. Simulated when this test was written (p90 TTFT /
 # TPOT, ms): 1 x 3 211.4 / 19.5; at 4 GPUs TP 1 x 4 154.1 / 17.7, TP 2 x 2 269.9 / 17.1,
-# TP 4 over both nodes 1,706.7 / 21.8, 2 x (2 DP-attn) 234.6 / 14.9, 4 DP-attn 1,480.8 / 14.3,
+# TP 4 over both nodes 1,706.7 / 21.8 (3,919.7 / 26.3 since planrate64 priced its all-reduce
+# over the two nodes of 2; 2,243.6 / 22.5 on the tree just before it), 2 x (2 DP-attn)
+# 234.6 / 14.9, 4 DP-attn 1,480.8 / 14.3,
 # 2 DP-attn of TP 2 1,688.0 / 17.5. The SLOs (TTFT 500, TPOT 16) were picked after seeing
 # these: of the 4-GPU layouts only the two copies of the 2-rank engine meet both (the bigger
 # TP 4 misses both; the one engine of 4 ranks, tried after the copies and so not simulated in
@@ -208,7 +210,9 @@ def test_a_model_too_big_for_a_node_is_served_by_tp_over_two_nodes() -> None:
     request of the context (refused at set-up), so every layout of under 16 GPUs and 2 replicas
     of TP 8 are refused; before planrep63 (TP at most a node) no layout met (exit 3).
     Now TP 16 over both nodes is tried and meets (simulated when this test was written: p90
-    TTFT 389.8 ms, TPOT 33.6 ms), launched with SGLang's --nnodes 2; one fewer GPU is refused."""
+    TTFT 389.8 ms, TPOT 33.6 ms; planrate64's hierarchical all-reduce over the nodes: 282.6 /
+    29.2 ms, 384.5 / 34.6 just before it), launched with SGLang's --nnodes 2; one fewer GPU is
+    refused."""
     code, data = _json("plan", "deepseek-v3", "--gpu", "H100-80GB", "--engine", "sglang", "-c",
                        "8192", "--rate", "2", "--slo-ttft-ms", "5000", "--slo-tpot-ms", "200",
                        "--input-len", "1000", "--output-len", "200", "--num-requests", "50",

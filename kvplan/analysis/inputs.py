@@ -126,6 +126,9 @@ class EstimateInputs:
     """With no --kv-dtype given: the line saying the checkpoint chose the KV dtype, if it did."""
     cost_rules: CostRules | None = None
     """The time model's opt-in rules asked for (kvplan.perf.cost_rules); None: none."""
+    node_gpus: int | None = None
+    """GPUs of one host where the deployment says (plan --rate --gpus-per-node): the time
+    model's NVLink domain is no larger (kvplan.perf.layout.domain_gpus); None: the preset's."""
 
 
 def estimate_inputs(

@@ -319,7 +319,8 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
         context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
         layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
                           ep=lay.ep if lay.ep > 1 else 1,
-                          attn_tp=inputs.attention_tp if lay.dp_attention else 1),
+                          attn_tp=inputs.attention_tp if lay.dp_attention else 1,
+                          node_gpus=lay.gpus_per_node),  # the NVLink domain: perf.layout.link
         efficiency=engine_efficiency(req.engine.value, opt_in(req.cost_rules, cand.gpu),
                                      enforce_eager=bool(req.extra.get("enforce_eager")),
                                      version=req.engine_version,

@@ -34,17 +34,35 @@ MOE_A2A_FIELDS = ("moe_a2a_backend", "deepep_mode", "moe_dense_tp_size", "enable
 TPS = (1, 2, 4, 8)  # the TP degrees tried (fewest_gpus), up to --gpus-per-node
 
 
-def engine_sizes(gpus_per_node: int, nodes: int) -> tuple[int, ...]:
+def engine_sizes(gpus_per_node: int, nodes: int, limit: int = 0) -> tuple[int, ...]:
     """The GPUs one engine (a TP replica, an attention-DP engine) is tried on: TPS up to a
-    node, then whole nodes, 2, 4, 8 ... of them up to `nodes`: the sizes every engine's launch
-    writes over nodes (kvplan.engines.<name>.launch: SGLang --nnodes, vLLM --nnodes or a Ray
-    cluster, TensorRT-LLM mpirun; each spans whole nodes only: nodes_per_replica)."""
-    spans = []
-    span = 2
-    while span <= nodes:
-        spans.append(span * gpus_per_node)
-        span *= 2
+    node, then every count of whole nodes up to `nodes` whose GPUs are at most `limit`
+    (model_limit: every engine's own check refuses an engine of more, so none is tried); with
+    no limit known (0), 2, 4, 8 ... nodes. Every engine's launch writes an engine over any
+    number of whole nodes (kvplan.engines.<name>.launch: SGLang --nnodes, vLLM --nnodes or a Ray
+    cluster, TensorRT-LLM mpirun; each spans whole nodes only: nodes_per_replica); a count
+    the model cannot take (TP 24 for 64 heads) is refused at set-up by kvplan's layout check,
+    as `estimate --tp` refuses it. Never counts through 10^9 nodes."""
+    if limit:
+        spans = [k * gpus_per_node for k in range(2, min(nodes, limit // gpus_per_node) + 1)]
+    else:
+        spans = []
+        k = 2
+        while k <= nodes:
+            spans.append(k * gpus_per_node)
+            k *= 2
     return tuple(tp for tp in TPS if tp <= gpus_per_node) + tuple(spans)
+
+
+def model_limit(spec: ModelSpec) -> int:
+    """The most GPUs an engine of `spec` can run on by the engines' own checks (0: unknown): TP
+    divides the query heads (vLLM ModelConfig.verify_with_parallel_config, "Total number of
+    attention heads ... must be divisible by tensor parallel size"; kvplan's `--tp` check), so
+    a TP engine, and an SGLang attention-DP engine (its --tp is the engine's GPUs), has at most
+    that many; a vLLM or TensorRT-LLM attention-DP engine's EP ranks are its GPUs, at most the
+    routed experts (kvplan.perf.layout.check_layout, "--ep: N ranks for M experts")."""
+    heads = getattr(spec.attention, "num_attention_heads", 0)
+    return max(heads, spec.moe.n_routed_experts if spec.moe is not None else 0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,7 +177,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     options = WorkloadOptions(rate=rate) if workload is None else workload
     if options.rate != rate:
         options = replace(options, rate=rate)
-    tps = engine_sizes(gpus_per_node, nodes)
+    tps = engine_sizes(gpus_per_node, nodes, model_limit(spec))
     max_gpus = gpus_per_node * nodes
     search = fewest_gpus(spec, partial(requests_from, options), gpu=gpu, context=ctx,
                          slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,

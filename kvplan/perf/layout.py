@@ -9,16 +9,41 @@ spreads whole experts over ranks, with an all-to-all dispatch and combine per Mo
 below the ranks sharing the experts (MoE TP x EP: `moe_tp`, kvplan.weights.expert_layout) also
 splits each expert's GEMMs over `moe_tp` ranks inside its group, with no all-to-all.
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one
-(`link`; the domain: kvplan.hardware.interconnect.scale_up_gpus).
+(`link`; the domain: kvplan.hardware.interconnect.scale_up_gpus, or the node where the deployment
+says its nodes are smaller: `Layout.node_gpus`, `domain_gpus`).
+
+An all-reduce over several domains (`SpanningLink.all_reduce_s`). The engines' custom all-reduce
+refuses a group that spans nodes: vLLM CustomAllreduce.__init__ returns disabled where
+`not all(in_the_same_node_as(group, source_rank=0))` (vllm/distributed/device_communicators/
+custom_all_reduce.py:90, commit 00d618aa; SGLang's copy logs the same "Custom allreduce is
+disabled because this process group spans across nodes"), so the all-reduce is NCCL's. NCCL runs
+it hierarchically over nodes: its tree is a chain inside each node and a tree between nodes,
+priced in NCCL's own tuning model as `2 * ((nRanks/nNodes - 1) * intraLat + log2i(nNodes) *
+interLat)` (NVIDIA/nccl src/graph/tuning.cc `ncclTopoTuneModel`, commit 01afd20a). kvplan prices
+that hierarchy with its own presets, in the bandwidth-optimal two-level form, over N domains of
+g GPUs (N = ceil(ranks / g)) and a buffer of S bytes:
+
+    t = inner.latency_s + 2 (g - 1) / g x S / inner.bytes_per_s   (reduce-scatter and
+                                                                    all-gather in the domain)
+      + outer.latency_s + 2 (N - 1) / N x (S / g) / outer.bytes_per_s  (each GPU's 1/g share
+                                                                    all-reduced over its own NIC)
+
+one NCCL call's fixed time per level (the presets' latency_s: the scale-up one's, then the
+scale-out one's), each GPU driving its own NIC (the ib-ndr preset: one 400 Gb/s NIC per GPU).
+Other collectives over several domains (the EP all-to-all, the DP gathers' ring halves) take the
+scale-out preset whole, as before. Inside an NVL72 rack a group that spans compute trays is one
+NVLink domain, but its ranks are on different hosts: no custom kernel, NCCL on NVLink (`link`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields, replace
 
 from kvplan._util.errors import InputError
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import (
+    GPUS_PER_NODE,
     INTERCONNECTS,
     Interconnect,
     default_interconnect,
@@ -38,6 +63,9 @@ class Layout:
     attn_tp: int = 1
     interconnect: Interconnect | None = None  # None: the GPU's usual scale-up link
     scale_out: Interconnect = field(default_factory=lambda: INTERCONNECTS["ib-ndr"])
+    # GPUs of one host as the deployment says (plan --rate --gpus-per-node); None: the GPU
+    # preset's NVLink domain is one host's (scale_up_gpus).
+    node_gpus: int | None = None
 
     @property
     def world(self) -> int:
@@ -69,11 +97,52 @@ ONE_GPU = Layout()  # the default layout: one GPU, no parallelism
 
 
 
+@dataclass(frozen=True, kw_only=True)
+class SpanningLink(Interconnect):
+    """The link of a collective over several NVLink domains of `domain` GPUs: the scale-out
+    preset's numbers (its bandwidth and latency for every collective but the all-reduce), and
+    `inner`, the scale-up link inside each domain, for the hierarchical all-reduce."""
+
+    inner: Interconnect
+    domain: int
+
+    def all_reduce_s(self, ranks: int, nbytes: float) -> float:
+        """NCCL's hierarchical all-reduce over the domains (module docstring)."""
+        if ranks <= 1:
+            return 0.0
+        g = min(self.domain, ranks)
+        n = math.ceil(ranks / g)
+        inside = 0.0 if g == 1 else (self.inner.latency_s
+                                     + 2 * (g - 1) / g * nbytes / self.inner.bytes_per_s)
+        across = 0.0 if n == 1 else (self.latency_s
+                                     + 2 * (n - 1) / n * nbytes / g / self.bytes_per_s)
+        return inside + across
+
+
+def domain_gpus(layout: Layout, gpu: GPU) -> int:
+    """The GPUs of one NVLink domain: the preset's (scale_up_gpus), no more than a host's where
+    the layout says hosts are smaller than an HGX node; an NVL72 rack joins its compute trays
+    over NVLink switch trays whatever GPUs a tray holds (kvplan.hardware.interconnect)."""
+    preset = scale_up_gpus(gpu.name)
+    if layout.node_gpus is None or preset > GPUS_PER_NODE:
+        return preset
+    return min(preset, layout.node_gpus)
+
+
 def link(layout: Layout, gpu: GPU, ranks: int) -> Interconnect:
-    """The interconnect a collective over `ranks` GPUs of `layout` takes on `gpu`."""
-    if ranks > scale_up_gpus(gpu.name):
-        return layout.scale_out
-    return layout.interconnect or default_interconnect(gpu.name)
+    """The interconnect a collective over `ranks` GPUs of `layout` takes on `gpu`: the scale-up
+    link inside one NVLink domain (no custom all-reduce where the ranks span hosts of an NVL72
+    rack), over several the scale-out one with the hierarchical all-reduce (module docstring)."""
+    inner = layout.interconnect or default_interconnect(gpu.name)
+    domain = domain_gpus(layout, gpu)
+    if ranks > domain:
+        out = layout.scale_out
+        return SpanningLink(**{f.name: getattr(out, f.name) for f in fields(out)},
+                            inner=inner, domain=domain)
+    if layout.node_gpus is not None and ranks > layout.node_gpus:
+        # custom_all_reduce.py:90 (module docstring): a group over hosts runs NCCL.
+        return replace(inner, custom_all_reduce_latency_s=None, two_shot_latency_s=None)
+    return inner
 
 
 def check_layout(spec: ModelSpec, layout: Layout) -> None:

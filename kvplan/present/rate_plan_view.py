@@ -49,7 +49,9 @@ def _label(t: LayoutTrial, plain: str = "{tp} x {dp}") -> str:
 # What plan --rate does not search, and why (the launch places each server on whole nodes).
 NOT_SEARCHED = ("replicas of an attention-DP engine smaller than a node (kvplan's launch puts "
                 "each such server on its own whole nodes), an engine over a number of nodes "
-                "that is not a power of two, pipeline parallelism")
+                "above the model's attention heads or routed experts in GPUs (every "
+                "engine's check refuses it), pipeline parallelism (the simulator does not "
+                "time pipeline stages)")
 
 
 def rate_plan_records(plan: RatePlan) -> dict[str, Any]:

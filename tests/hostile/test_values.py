@@ -49,7 +49,12 @@ def test_a_large_sweep_streams_within_the_cap(tmp_path: Path) -> None:
     # plan --rate listed every (tp, replicas) up to 10^12 GPUs before simulating one.
     ("plan", "llama-3.1-8b", "--rate", "5", "--slo-ttft-ms", "1", "--num-requests", "3",
      "--gpus-per-node", "1000000000", "--nodes", "1000"),
-], ids=["gpus-per-node", "gpus-per-node-prime", "mtp-tokens", "rate-gpus"])
+    # 10^12 nodes of a MoE model: the attention-DP forms of an engine of 8 x 2^39 GPUs counted
+    # its divisors one by one (a hang before planrate64); now engines stop at the model's
+    # routed experts (kvplan.analysis.rate_plan.engine_sizes).
+    ("plan", "deepseek-v2-lite", "--rate", "5", "--slo-ttft-ms", "1", "--num-requests", "3",
+     "--gpus-per-node", "8", "--nodes", "1000000000000"),
+], ids=["gpus-per-node", "gpus-per-node-prime", "mtp-tokens", "rate-gpus", "rate-nodes-moe"])
 def test_huge_counts_answer_in_closed_form(args: tuple[str, ...]) -> None:
     run = kvplan(*args, "-f", "json")
     assert run.code in (0, 3) and "Traceback" not in run.stderr, run.stderr[-500:]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -163,6 +163,9 @@ class TrialTask:
     estimate_options: dict[str, Any]
     # The engine's own flags (plan --rate --engine-arg), on every layout alike.
     settings: EngineSettings = field(default_factory=EngineSettings)
+    # GPUs of one host (--gpus-per-node): the time model's NVLink domain is no larger, and an
+    # all-reduce over several takes the inter-node link (kvplan.perf.layout.link).
+    node_gpus: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,9 +187,9 @@ def run_trial(task: TrialTask) -> TrialOutcome:
         **({} if rank.attention_dp_size is None
            else {"attention_dp_size": rank.attention_dp_size})}
     try:
-        sim, _ = setup(task.spec, estimate_inputs(task.spec, context=task.context, gpu=task.gpu,
-                                                  **layout, **task.estimate_options,
-                                                  **given.estimate_options()), dp=dp,
+        inputs = estimate_inputs(task.spec, context=task.context, gpu=task.gpu, **layout,
+                                 **task.estimate_options, **given.estimate_options())
+        sim, _ = setup(task.spec, replace(inputs, node_gpus=task.node_gpus), dp=dp,
                        async_scheduling=given.async_scheduling, sglang=given.sglang,
                        trtllm=given.trtllm, dp_attention=rank is not None)
     except UnmodelledError as exc:
@@ -234,7 +237,7 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
                        engines=s.engines, gpu=gpu,
                        context=context, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                        key=key, estimate_options=estimate_options,
-                       settings=settings or EngineSettings())
+                       settings=settings or EngineSettings(), node_gpus=gpus_per_node)
              for s in _layouts(tps, max_gpus, max_dp, attention_dp, gpus_per_node))
     trials = []
     outcomes = map_ordered(run_trial, tasks, executor=executor, jobs=jobs)
