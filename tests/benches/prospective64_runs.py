@@ -16,9 +16,15 @@ P50 to P50: each run's 'statistic' names what it published, and only that is com
 'p50' run: median TTFT against kvplan's ttft_ms.p50, median TPOT against tpot_ms.p50; a 'mean'
 run: mean TTFT / TPOT / ITL / E2E against kvplan's means).
 
-The data file and this runner were committed (FREEZE) before any run was simulated. No run
-shares a fitted row's configuration or shaped a rule (tests/test_prospective64.py): the replay
-is held out.
+The data file and this runner were committed (FREEZE, f22d9a12) before any run was simulated;
+the set was replayed once on that commit with no rule, constant or harness changed:
+FIRST_EVALUATION and FIRST_ROWS are that evaluation, typed in as the record; every other figure
+of the section is computed by the replay, so the page follows later rule changes while the
+record stays. No run shares a fitted row's configuration or shaped a rule
+(tests/test_prospective64.py): the replay is held out. Two checkpoints were replayed before on
+other servers (Qwen3.5-27B: Scicom's SGLang TP 8 H100 rows, prospective56 / 61; Qwen3.6-35B-A3B's
+text config: cloudrift's vLLM RTX PRO 6000 TP 2 row, prospective54); the publisher, the TP 1
+SGLang servers and Qwen3.5-9B are new to the prospective sets.
 
 Run: python -m tests.benches.prospective64_runs (the section of examples/simulate-bench.md).
 """
@@ -42,14 +48,63 @@ from tests.benches.prospective_runs import (
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective64.json"
-FREEZE = "the freeze"  # the data file's commit: set once committed
+FREEZE = "f22d9a12"  # the data file's commit, also the first evaluation's (no change between)
 
-# The set's first evaluation, typed in as printed once it has been run (None: not yet).
-FIRST_EVALUATION: str | None = None
+# The set's first evaluation, at f22d9a12 (no rule, constant or harness changed after the
+# freeze), as printed (P50 against kvplan's p50; median |error| over the runs, then the span).
+FIRST_EVALUATION = (
+    "first evaluated at f22d9a12 (the freeze; no rule, constant or harness changed), 20 of 20 "
+    "runs simulated, none refused: median |error| P50 TTFT 11.3 % (-28 to +18 %), P50 TPOT "
+    "38.7 % (+3 to +73 %, kvplan slow on all 20); Qwen3.5-9B (8 runs) TTFT 3.9 % (+1 to "
+    "+18 %), TPOT 8.7 % (+3 to +15 %); Qwen3.5-27B (6) TTFT 15.7 % (-17 to -11 %), TPOT 43.9 % "
+    "(+36 to +54 %); Qwen3.6-35B-A3B (6) TTFT 11.8 % (-28 to +17 %), TPOT 65.3 % (+58 to "
+    "+73 %); concurrency 1,024 TTFT 11.2 % / TPOT 37.2 %, 4,096 TTFT 11.3 % / TPOT 50.8 %; "
+    "preempted in the replay: the 14 Qwen3.5 runs (59 to 283 each), no Qwen3.6 run")
 
-# The first evaluation per run: the TTFT and TPOT error of the run's own statistic, predicted /
-# measured - 1, keyed by the run id; None: refused.
-FIRST_ROWS: dict[str, tuple[float, float] | None] = {}
+# The first evaluation per run (f22d9a12): the TTFT and TPOT error of the run's own statistic
+# (P50), predicted / measured - 1, keyed by the run id; None: refused (none was).
+FIRST_ROWS: dict[str, tuple[float, float] | None] = {
+    "dougyster SGLang Qwen3.6-35B-A3B B200 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (0.039, 0.584),
+    "dougyster SGLang Qwen3.6-35B-A3B B200 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (0.064, 0.589),
+    "dougyster SGLang Qwen3.6-35B-A3B B300 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (-0.008, 0.707),
+    "dougyster SGLang Qwen3.6-35B-A3B B300 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (0.172, 0.727),
+    "dougyster SGLang Qwen3.6-35B-A3B H200 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (-0.278, 0.651),
+    "dougyster SGLang Qwen3.6-35B-A3B H200 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (-0.219, 0.655),
+    "dougyster SGLang Qwen3.5-9B H100 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (0.024, 0.092),
+    "dougyster SGLang Qwen3.5-9B H100 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (0.010, 0.103),
+    "dougyster SGLang Qwen3.5-9B H200 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (0.026, 0.028),
+    "dougyster SGLang Qwen3.5-9B H200 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (0.011, 0.077),
+    "dougyster SGLang Qwen3.5-9B B200 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (0.089, 0.056),
+    "dougyster SGLang Qwen3.5-9B B200 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (0.053, 0.123),
+    "dougyster SGLang Qwen3.5-9B B300 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (0.181, 0.081),
+    "dougyster SGLang Qwen3.5-9B B300 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (0.114, 0.154),
+    "dougyster SGLang Qwen3.5-27B H200 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (-0.173, 0.364),
+    "dougyster SGLang Qwen3.5-27B H200 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (-0.173, 0.483),
+    "dougyster SGLang Qwen3.5-27B B200 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (-0.166, 0.379),
+    "dougyster SGLang Qwen3.5-27B B200 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (-0.147, 0.534),
+    "dougyster SGLang Qwen3.5-27B B300 TP1 random 8192/1024 conc 1024 (2048 prompts)":
+        (-0.135, 0.394),
+    "dougyster SGLang Qwen3.5-27B B300 TP1 random 8192/1024 conc 4096 (8192 prompts)":
+        (-0.113, 0.537),
+}
 
 # The figures compared for each statistic a run may publish: (column, (measured key, kvplan's
 # metric, kvplan's statistic)). A run is compared on those of its statistic it publishes.
@@ -209,8 +264,7 @@ def print_section() -> None:
     doc, part = open_section(DATA, "Prospective 64: the SGLang cookbook's P50 re-benches "
                                    "(a new publisher), frozen before kvplan was run on them")
     refused = [r for r in part if r.refused]
-    record = (f"the record of their first evaluation: {FIRST_EVALUATION}" if FIRST_EVALUATION
-              else "not yet evaluated")
+    record = f"the record of their first evaluation: {FIRST_EVALUATION}"
     groups = sorted({f"{publisher(doc, r)} / SGLang" for r in part})
     print(f"{len(part)} runs ({', '.join(groups)}); {record} (tests/benches/"
           "prospective64_runs.py replays them with prospective30's machinery: a closed loop "
