@@ -49,11 +49,18 @@ def test_the_qwen36_cells_state_their_prompts_and_the_qwen35_cells_do_not() -> N
                for c in RECORD["candidates"]["qwen3.5"]["cells"])
 
 
+# The sets frozen after this search: prospective64 (stop 63) took its candidates up after the
+# decision to compare a P50 row P50 to P50 (tests/test_prospective64.py), so it is not one.
+LATER = ("prospective64.json",)
+
+
 def test_no_candidate_is_a_run_an_earlier_set_replayed() -> None:
     urls = {c["url"] for c in _cells()} | {RECORD["candidates"][g][k]
                                           for g in ("qwen3.6", "qwen3.5")
                                           for k in ("benchmarks", "config")}
     for path in sorted(SETS.glob("prospective*.json")):
+        if path.name in LATER:
+            continue
         text = path.read_text()
         doc = json.loads(text)
         assert not urls & {run.get("url") for run in doc["runs"]}, path.name

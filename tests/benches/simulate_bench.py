@@ -47,6 +47,7 @@ from tests.benches import (
     prospective61_runs,
     prospective62_runs,
     prospective63_runs,
+    prospective64_runs,
     prospective_runs,
     sim_to_real,
 )
@@ -263,7 +264,10 @@ def main() -> None:
           "Wentao274's MiniMax-M2.5 length cases at concurrency 32: the same figures, E2E for "
           "Scicom), prospective63 (a fourteenth, the rest of Scicom's April H100 vLLM sweeps "
           "prospective62 left for its cap: concurrency 25, 50 and 100 at 128-4,096 input "
-          "tokens: the same figures and E2E), "
+          "tokens: the same figures and E2E), prospective64 (a fifteenth, a new "
+          "publisher's SGLang cookbook re-benches of Qwen3.5-9B / 27B and Qwen3.6-35B-A3B on "
+          "one H100, H200, B200 or B300 at concurrency 1,024 and 4,096: P50 TTFT and TPOT "
+          "only, compared P50 to P50), "
           "aiconfigurator's measured "
           "aggregated rows (held out, frozen before kvplan was run on them: TTFT and TPOT at a "
           "stated concurrency), then the cost "
@@ -314,6 +318,7 @@ def main() -> None:
     prospective61_runs.print_section()
     prospective62_runs.print_section()
     prospective63_runs.print_section()
+    prospective64_runs.print_section()
     aiconfig_agg_runs.print_section()
     aiconfig_agg_flags.print_section()  # the counterfactual, after the frozen evaluation
     aiconfig_agg_dp_script.print_section()  # TensorRT-LLM attention DP at its scripts' flags
