@@ -46,7 +46,7 @@ def test_measured_pickup_follows_the_step_boundary() -> None:
     predecessor's last token while another request was in the engine (the drain-at-the-boundary
     rule kvplan simulates; an idle core takes it at once), and took most at that first boundary
     at 1,024 and 4,096 tokens."""
-    for run in f.load()["runs"]:
+    for run in f.load()["runs"] + f.load(f.REPEAT)["runs"]:
         if run["concurrency"] == 1:
             continue
         ts = f.turns(run)
@@ -61,6 +61,8 @@ def test_measured_pickup_follows_the_step_boundary() -> None:
 def test_measured_latency() -> None:
     """The FINDING's figures, and the interpolation between the measured prompt lengths."""
     assert [round(f.latency_point_ms(p), 1) for p in f.prompts()] == [8.9, 11.7, 14.3]
+    assert [round(f.latency_point_ms(p, f.REPEAT), 1) for p in f.prompts(f.REPEAT)] == [
+        18.8, 57.2, 28.3]
     mid = (1024 + 4096) // 2
     assert f.measured_latency_ms(mid) == pytest.approx(
         (f.latency_point_ms(1024) + f.latency_point_ms(4096)) / 2)
