@@ -68,3 +68,22 @@ def test_measured_latency() -> None:
         (f.latency_point_ms(1024) + f.latency_point_ms(4096)) / 2)
     assert f.measured_latency_ms(10) == f.latency_point_ms(128)
     assert f.measured_latency_ms(100_000) == f.latency_point_ms(4096)
+
+
+def test_the_tie_moves_a_batcherless_replay() -> None:
+    """The candidate tie rule's mechanism (FINDING (1)): without the tokenizer batcher a closed
+    loop's replacement, sent at its predecessor's step end, is taken by the scheduling at that
+    instant; a delay of 1 us (no time, only the order) puts it a step later, and the replay's
+    mean TTFT grows (117.2 -> 152.2 ms async in the FINDING)."""
+    from dataclasses import replace
+
+    from kvplan.engines.vllm.frontend import ApiServerCost
+    from tests.benches import wave63
+
+    run = {r["id"]: r for r in wave63.runs()}[f.TIE_RUN]
+    base = wave63._setup(run, frontend=False)
+    sch = replace(base.scheduler, tokenizer_batching=None)
+    tied = wave63.replay(run, replace(base, scheduler=sch))
+    broken = wave63.replay(run, replace(base, scheduler=replace(sch, api_server=ApiServerCost(
+        s_per_request=0.0, s_per_prompt_token=0.0, latency_s=f.TIE_S, source="test"))))
+    assert round(tied.ttft_ms, 1) == 117.2 and round(broken.ttft_ms, 1) == 152.2

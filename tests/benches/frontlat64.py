@@ -52,6 +52,7 @@ Sections (`main`):
    (`measured_latency_ms`) in place of the fitted one; then the same on wave63's declared
    held-out runs (HELD_OUT_SETS, 46 runs of six other sets).
 4. `study_lines`: the sim-to-real study's open-loop stages, the same three replays.
+5. `tie_lines` (printed before 3): the candidate tie rule's size on one run (its docstring).
 
 Run: python -m tests.benches.frontlat64 (sections 1-2 instant; 3-4 about 6 minutes of CPU, 15 of
 wall time on the shared host).
@@ -68,6 +69,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kvplan.analysis.simulate.run import SimSetup
+from kvplan.engines.vllm.frontend import ApiServerCost
 from tests.benches import wave63
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "frontlat64_cpu.json"
@@ -299,6 +301,36 @@ def counterfactual_lines() -> None:
                  wave63.held_out_runs())
 
 
+TIE_RUN = wave63.LAG_RUNS[3]  # Qwen3-8B 2,048 / 128 at 50 users
+TIE_S = 1e-6  # a send-to-engine delay that only breaks the tie with the step's end
+
+
+def tie_lines() -> None:
+    """The candidate tie rule's size: TIE_RUN replayed as a version without the tokenizer
+    batcher (before 0.11, from 0.24), async and synchronous, with no send-to-engine delay and
+    with TIE_S: a replacement sent at its predecessor's step end is then no longer taken by the
+    scheduling at that instant (the code's order: the drain precedes the client's reply)."""
+    run = {r["id"]: r for r in wave63.runs()}[TIE_RUN]
+    base = wave63._setup(run, frontend=False)
+    c = run["workload"]["max_concurrency"]
+    print(f"\n| {TIE_RUN}, no tokenizer batcher | TTFT ms | TPOT ms | prompts ahead at send |")
+    print("|---|---|---|---|")
+    for lookahead in (True, False):
+        for delay in (None, TIE_S):
+            sch = replace(base.scheduler, tokenizer_batching=None, async_scheduling=lookahead)
+            if delay is not None:
+                sch = replace(sch, api_server=ApiServerCost(
+                    s_per_request=0.0, s_per_prompt_token=0.0, latency_s=delay,
+                    source="frontlat64 tie"))
+            got = wave63.replay(run, replace(base, scheduler=sch))
+            label = ("async" if lookahead else "synchronous") + (
+                ", tie broken" if delay else ", as kvplan replays it")
+            print(f"| {label} | {got.ttft_ms:,.1f} | {got.tpot_ms:.2f} | {got.ahead(c):.1f} |")
+    print(f"| measured (vLLM {run['vllm']}, with its batcher) | "
+          f"{run['measured']['mean_ttft_ms']:,.1f} | {run['measured']['mean_tpot_ms']:.2f} | "
+          f"{wave63.measured(run).ahead(c):.1f} |")
+
+
 def study_lines() -> None:
     """The sim-to-real study's 19 load stages (open loop; tests.benches.sim_to_real): median
     |error| of the mean TTFT, default -> --frontend -> --frontend with the measured latency
@@ -351,8 +383,10 @@ FINDING = (
     "earliest (k + 2 synchronously). With 0.11-0.23's tokenizer batcher kvplan sees it 2 ms after"
     " the finish: the code's step. Without the batcher (before 0.11, from 0.24, and a replay with"
     " no version) kvplan sends it at the finish's instant and `seen_s <= cutoff` takes it one "
-    "step earlier than the code allows: a code-following candidate (a send caused by a finish "
-    "is not seen by the scheduling at that instant while the engine is busy), not made here: it "
+    "step earlier than the code allows (`tie_lines`: Qwen3-8B 2,048 / 50 replayed as such a "
+    "version, a 1 us delay that only breaks the tie moves its mean TTFT 117.2 -> 152.2 ms async, "
+    "80.7 -> 118.6 synchronous; 0.15.0's batcher gives the 152.2). A code-following candidate (a"
+    " send caused by a finish is not seen by the scheduling at that instant), not made here: it "
     "moves none of prospective57 / 62 / 63 (vLLM 0.11-0.20) and one closed-loop run of all the "
     "prospective sets (53b's 0.10.2), and it would move the version-less closed-loop outputs "
     "(the lead's call). So no step-boundary rule explains the bunching; a latency does. (2) "
@@ -391,6 +425,7 @@ FINDING = (
 def main() -> None:
     split_lines()
     turn_lines()
+    tie_lines()
     counterfactual_lines()
     study_lines()
     print(f"\n{FINDING}")
