@@ -242,7 +242,8 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                         policy=opts.schedule_policy,
                         max_prefill_tokens=(MAX_PREFILL_TOKENS if opts.max_prefill_tokens is None
                                             else opts.max_prefill_tokens),
-                        recv_interval=opts.scheduler_recv_interval)
+                        recv_interval=opts.scheduler_recv_interval,
+                        ignore_eos_path=opts.ignore_eos and cap.prefix_caching is False)
     caching, radix, cache_note = pool.caching(cap.prefix_caching, cap.engine_version)
     overlap = True if overlap is None else overlap
     # A sliding-window pool's rules for this release (refused where not read).

@@ -35,6 +35,19 @@ subclass kvplan.analysis.simulate.sglang_spec_sim):
    after N spins of no work, at once here. SGLang refuses it under DP attention
    (SchedulerRecvSkipper.__init__: `assert not server_args.enable_dp_attention`).
 
+4. Requests sent with ignore_eos while the radix cache is disabled (`--disable-radix-cache`:
+   the tree cache is a ChunkCache or a radix cache whose `disable` is set) are admitted by
+   PrefillAdder.add_one_req_ignore_eos (schedule_policy.py `add_one_req`: `if
+   req.sampling_params.ignore_eos and getattr(self.tree_cache, "disable", True)`, 0.5.6:578,
+   0.5.9:731, 0.5.10.post1:751), not by rule 1's checks: no refusal of a prompt at or above
+   the input budget left (only `budget_state` after each, so a step takes prompts until the
+   chunk or input budget reaches 0, the last cut to the chunk left: two 8,192-token prompts
+   at a 16,384 budget, not one), a prompt refused only where its tokens exceed the free or the
+   total budget or where the running requests could not all decode to max_new_tokens
+   (`_ignore_eos_fits`), and its budget charged min(max_new_tokens, 4,096). kvplan's requests
+   always decode their whole output, as ignore_eos makes SGLang's; whether the client sent the
+   flag is the user's (SglangOptionsSim.ignore_eos, off by default).
+
 A prefill step's first tokens are sampled at its end (TTFT); its requests decode from the next
 step. The overlap scheduler (on by default) is SchedulerConfig.async_scheduling: the next batch
 is formed while the current one runs (kvplan.analysis.simulate.scheduler).
@@ -60,6 +73,7 @@ from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 
 # python/sglang/srt/managers/schedule_policy.py
 CLIP_MAX_NEW_TOKENS = 4096
+IGNORE_EOS_RESERVE_TOKENS = 1  # 0.5.9:74, 0.5.10.post1:77
 LPM_QUEUE_LIMIT = 128  # SchedulePolicy._determine_active_policy: FCFS above this queue
 # python/sglang/srt/global_config.py (0.4.9; environment variables SGLANG_* since)
 INIT_NEW_TOKEN_RATIO = 0.7
@@ -86,6 +100,8 @@ class SglangSchedule:
     policy: str = "fcfs"
     # --scheduler-recv-interval (server_args.py 0.5.9:630, default 1: the skipper is not made)
     recv_interval: int = 1
+    # Rule 4: the requests are sent with ignore_eos and the radix cache is disabled.
+    ignore_eos_path: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +119,9 @@ class SglangOptionsSim:
     piecewise_cuda_graph: bool | None = None
     max_prefill_tokens: int | None = None
     scheduler_recv_interval: int = 1
+    # The requests are sent with ignore_eos (a bench client's --ignore-eos); with the radix
+    # cache disabled, SGLang then admits them by the module docstring's rule 4.
+    ignore_eos: bool = False
 
 
 class SglangSimulator(Simulator):
@@ -319,9 +338,14 @@ class SglangSimulator(Simulator):
             hit, hit_tokens = self._prefix(req)
             extend = req.num_tokens - hit_tokens
             max_new = min(req.output_len - req.num_output, CLIP_MAX_NEW_TOKENS)
-            if extend + max_new >= rem_total:
+            if cfg.ignore_eos_path:  # rule 4
+                max_new = min(req.output_len, CLIP_MAX_NEW_TOKENS)
+                cur_rem = free - sum(k for _, k in scheduled)
+                if not self._ignore_eos_fits(req, extend, cur_rem, rem_total, scheduled):
+                    break  # NO_TOKEN
+            elif extend + max_new >= rem_total:
                 break  # NO_TOKEN
-            if scheduled and extend >= rem_input:
+            elif scheduled and extend >= rem_input:
                 # OTHER: the input budget, chunked prefill on or off (schedule_policy.py
                 # add_one_req, 0.5.8.post1:715-716; kvplan.engines.sglang.options
                 # MAX_PREFILL_TOKENS)
@@ -355,6 +379,37 @@ class SglangSimulator(Simulator):
         if scheduled and self.mamba_tree is not None:
             self.mamba_tree.prefill_batch(len(scheduled), len(admitted))
         return scheduled
+
+    def _ignore_eos_fits(self, req: SimRequest, extend: int, cur_rem: float, rem_total: float,
+                         scheduled: list[tuple[SimRequest, int]]) -> bool:
+        """PrefillAdder.add_one_req_ignore_eos's checks (rule 4; schedule_policy.py
+        0.5.9:632-687, 0.5.10.post1:641-696): the prompt's tokens within the free tokens left
+        by this step's admissions (`cur_rem`) and the total budget left, then, but with a
+        sliding-window pool, whether
+        the running, this step's and this request's decodes to their last token all fit as the
+        shortest finish first and free their tokens: each request's (tokens left, tokens held)
+        = (max_new_tokens - outputs, prompt + outputs), ascending by tokens left; at the i-th,
+        with bs = the i-th and those after it, the free tokens after this prompt plus those
+        freed before less tokens left x bs must stay above IGNORE_EOS_RESERVE_TOKENS x bs.
+        (SGLang builds the list at the step's first request and inserts the later ones; it is
+        rebuilt here, this request first among equal tokens left, as its first build puts it.)"""
+        if extend > min(cur_rem, rem_total):
+            return False
+        if self.swa is not None:  # `if not self.is_hybrid_swa`
+            return True
+        # The running batch and this step's admissions (those taken whole are already in
+        # `running`; the chunked one is not).
+        others = [*self.running, *(r for r, _ in scheduled if r not in self.running)]
+        states = sorted(((r.output_len - r.num_output, r.num_tokens) for r in (req, *others)
+                         if r.output_len - r.num_output > 0), key=lambda x: x[0])
+        cur_rem -= extend
+        freed = 0
+        for i, (left, held) in enumerate(states):
+            bs = len(states) - i
+            if cur_rem + freed - left * bs <= IGNORE_EOS_RESERVE_TOKENS * bs:
+                return False
+            freed += held
+        return True
 
     # -- decode (update_running_batch) ----------------------------------------------------
 
