@@ -19,7 +19,11 @@ from kvplan.analysis.simulate.sglang_scheduler import SglangSchedule, SglangSimu
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.cli import app
 from kvplan.engines.base import Engine
-from kvplan.engines.sglang.dp_balance import sglang_gathered_tokens, sglang_round_robin_rank
+from kvplan.engines.sglang.dp_balance import (
+    DpGathered,
+    sglang_gathered,
+    sglang_round_robin_rank,
+)
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
@@ -35,7 +39,8 @@ V3 = "tests/data/configs/deepseek-v3.json"
 class _Fixed(_FixedCost):
     """10 ms a step, whatever the tokens through the MoE layers."""
 
-    def regathered_seconds(self, tokens: int, gathered: int) -> float:
+    def regathered_seconds(self, tokens: int, gathered: int, *, requests: int | None = None,
+                           rows: int | None = None) -> float:
         return 0.0
 runner = CliRunner()
 
@@ -93,22 +98,34 @@ def test_round_robin_deals_two_requests_to_each_rank() -> None:
 def test_gathered_tokens_sum_in_an_extend_step_and_pad_in_decode() -> None:
     # SUM_LEN with an extend in the batch, MAX_LEN (None: the busiest rank's x D) otherwise
     # (layers/dp_attention.py 0.5.9:64-76, cuda_graph_runner.py:673).
-    assert sglang_gathered_tokens([100, 1, 0, 3], extend=True) == 104
-    assert sglang_gathered_tokens([8, 8, 7, 0], extend=False) is None
+    # The logits' rows (a request each) are summed alike (logits_processor.py 0.5.9 :202, :226).
+    assert sglang_gathered([100, 1, 0, 3], [2, 1, 0, 3], extend=True) == DpGathered(104, 6)
+    assert sglang_gathered([8, 8, 7, 0], [8, 8, 7, 0], extend=False) is None
 
 
 def test_regathered_seconds_is_the_cost_models_own_moe_part() -> None:
-    """The MoE part priced at G gathered tokens in place of t x D is what roofline.step_time
-    gives with `gathered=G` less what it gives by default, at any rank tokens t (the ops over
-    the gathered tokens do not depend on t); G = t x D adds nothing."""
+    """The MoE part priced at G gathered tokens at SUM_LEN in place of t x D at MAX_LEN is what
+    roofline.step_time gives with `gathered=G, sum_len=True` less what it gives by default (a
+    decode-form step: MAX_LEN), at any rank tokens t (attention TP 1: the ops over the gathered
+    tokens do not depend on t); the logit rows' sum R in place of r x D adds what its lm_head
+    and logits gather give with `gathered_logits=R` less with r rows a rank."""
     cost = _cost(2)
     common = {"context": 1, "requests": 1, "logits": 1, **cost._common}
     spec, gpu = cost.spec, cost.gpu
     for t, g in ((40, 41), (100, 300), (7, 7)):
-        direct = (step_time(spec, gpu, tokens=t, gathered=g, **common).seconds
+        direct = (step_time(spec, gpu, tokens=t, gathered=g, sum_len=True, **common).seconds
                   - step_time(spec, gpu, tokens=t, **common).seconds)
         assert cost.regathered_seconds(t, g) == pytest.approx(direct, rel=1e-9, abs=1e-12)
-    assert cost.regathered_seconds(64, 128) == pytest.approx(0.0, abs=1e-15)
+        rows = (step_time(spec, gpu, tokens=t, gathered=g, sum_len=True, gathered_logits=3,
+                          **common).seconds
+                - step_time(spec, gpu, tokens=t, **common).seconds)
+        assert cost.regathered_seconds(t, g, requests=1, rows=3) == pytest.approx(
+            rows, rel=1e-9, abs=1e-12)
+    # G = t x D: only the mode moves, SUM_LEN's two all-reduces (on 2 H200s the custom one-shot
+    # kernel, 5.7 us fixed) against MAX_LEN's two NCCL ring halves (10 us each): not zero.
+    assert cost.regathered_seconds(64, 128) != 0
+    assert cost.regathered_seconds(64, 128, requests=1, rows=2) == pytest.approx(
+        cost.regathered_seconds(64, 128), abs=1e-15)
     # Fewer tokens through the experts: a cheaper step (64 + 1 against 64 x 2).
     assert cost.regathered_seconds(64, 65) < 0
 
@@ -126,8 +143,10 @@ def test_two_sglang_ranks_step_as_the_slowest_plus_the_summed_moe() -> None:
     specs = [RequestSpec(arrival_s=0.0, prompt_len=64, output_len=3),
              RequestSpec(arrival_s=0.0, prompt_len=32, output_len=2)]
     states = run_lockstep(ranks, sglang_balance, specs)
-    s1 = max(cost.seconds(decode_contexts=[], chunks=[(0, 64)]) + cost.regathered_seconds(64, 96),
-             cost.seconds(decode_contexts=[], chunks=[(0, 32)]) + cost.regathered_seconds(32, 96))
+    s1 = max(cost.seconds(decode_contexts=[], chunks=[(0, 64)])
+             + cost.regathered_seconds(64, 96, requests=1, rows=2),
+             cost.seconds(decode_contexts=[], chunks=[(0, 32)])
+             + cost.regathered_seconds(32, 96, requests=1, rows=2))
     s2 = max(cost.seconds(decode_contexts=[65], chunks=[]),
              cost.seconds(decode_contexts=[33], chunks=[]))
     s3 = cost.seconds(decode_contexts=[66], chunks=[])
