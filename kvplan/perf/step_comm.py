@@ -39,6 +39,12 @@ attention output is left partial and the gather sums it (communicator.py 0.5.6 :
 `_dp_gather_via_all_gather` first reduce-scatters the rank's tokens over its attention group
 (0.5.6 :478-495) and `dp_reduce_scatter_tensor` all-gathers them back over it (:552-560), a ring
 half each of the rank's own tokens.
+The mode is the step's, not the rank's: where any rank's batch is an extend every rank gathers
+at SUM_LEN (layers/dp_attention.py `get_dp_padding_mode`; kvplan.engines.sglang.dp_balance), a
+decode rank beside it too, and only MAX_LEN reduce-scatters (communicator.py 0.5.6 :519-530
+`should_use_reduce_scatter`; deepseek_v2.py 0.5.6 :816-819 all-reduces otherwise): the
+simulator's SUM_LEN step takes the all-reduce form at the ranks' summed tokens on every rank
+(roofline.step_time `sum_len`, `gathered`; sgldp64: before it, the MAX_LEN form).
 The logits gather: an lm_head split over the TP group under DP attention (SGLang without
 --enable-dp-lm-head) runs on every DP rank's rows and hands each rank back whole logits of its
 own (layers/logits_processor.py, 0.5.8.post1 :845-946, 0.5.5.post2 :794-895 the same): the
