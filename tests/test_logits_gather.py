@@ -1,6 +1,6 @@
-"""SGLang's split lm_head under DP attention: a decode step gathers every DP rank's hidden rows,
-runs the lm_head's vocabulary shard on them and all-gathers the shards' logits, whole, before
-each rank keeps its own rows (kvplan.perf.roofline, module docstring, `logits gather`).
+"""SGLang's split lm_head under DP attention: a decode or prefill step gathers every DP rank's
+hidden rows, runs the lm_head's vocabulary shard on them and all-gathers the shards' logits,
+whole, before each rank keeps its own rows (kvplan.perf.step_comm, `logits gather`).
 
 Read in SGLang 0.5.8.post1 (0.5.5.post2 the same code, :794-895): layers/logits_processor.py
 :246-260 (without --enable-dp-lm-head, its default, server_args.py:574,
@@ -70,15 +70,56 @@ def test_sglang_dep8_logits_gather_takes_the_two_shot_all_reduce() -> None:
     assert step.by_op["logits_gather"] == pytest.approx(want, abs=2e-9)
 
 
-def test_no_logits_gather_where_the_lm_head_is_whole_or_in_prefill() -> None:
+def test_no_logits_gather_where_the_lm_head_is_whole() -> None:
     # vLLM keeps the lm_head whole on every DP rank (EngineRules.dp_attention_weights): each
-    # rank's own rows, no gather. TP attention: no DP gather either. SGLang's prefill (one row a
-    # prompt) pays it too but is not priced here (kvplan.perf.roofline docstring).
+    # rank's own rows, no gather. TP attention: no DP gather either.
     dep = Layout(tp=32, ep=32, dp_attention=True)
     assert "logits_gather" not in _step("vllm", dep, requests=64).by_op
+    assert "logits_gather" not in _step("vllm", dep, requests=4, phase="prefill").by_op
     # (Plain TP gathers the vocabulary shards instead: `tp_logits_gather`, below.)
     assert "logits_gather" not in _step("sglang", Layout(tp=8), requests=64, gpu=B200).by_op
-    assert "logits_gather" not in _step("sglang", dep, requests=1, phase="prefill").by_op
+
+
+def test_sglang_dp8_prefill_gathers_each_prompts_last_row_from_every_rank() -> None:
+    # sgldp64: an extend step samples each request's last token (logits_processor.py
+    # 0.5.8.post1 :421-440, `last_index` = cumsum(extend_seq_lens) - 1; 0.5.9 :428), a rank
+    # counting its batch size (`num_tokens_for_logprob`, scheduler_dp_attn_mixin.py
+    # 0.5.8.post1 :148-159), the ranks' counts summed (:221 `global_dp_buffer_len`, SUM_LEN
+    # :198, dp_attention.py :498-511 -> `_dp_gather_via_all_reduce`), then the same lm_head
+    # shard and logits all-gather as a decode step (:858-946).
+    # DeepSeek-V3 (hidden 7,168, vocabulary 129,280 = 64 x 2,020) on H100 DP 8 EP 8, a prefill
+    # step of 4 prompts a rank (the ranks even): 4 x 8 = 32 rows.
+    # - hidden rows: 32 x 7,168 x 2 B = 458,752 B, over 256 KiB and under 8 MiB on 8 GPUs: the
+    #   custom two-shot all-reduce (its fixed part measured, 13.102 us: nvlink4's
+    #   two_shot_latency_s) + 2 x 7/8 x 458,752 / 360e9 s = 13.102 + 2.230 us;
+    # - the logits: 32 x 129,280 x 2 B = 8,273,920 B, a ring half: 10 us + 7/8 x 8,273,920 /
+    #   360e9 s = 10 + 20.110 us;
+    # - the copy: 2 x 8,273,920 B at 3.35 TB/s x 0.9 = 5.488 us (over the 4 us floor).
+    # 50.931 us a step; before sgldp64 the prefill priced none of it.
+    nvlink4 = INTERCONNECTS["nvlink4"]
+    assert nvlink4.two_shot_latency_s == pytest.approx(13.102e-6, abs=0.5e-9)
+    assert nvlink4.custom_all_reduce_latency_s == pytest.approx(5.718e-6, abs=0.5e-9)
+    h100 = get_gpu("H100")
+    step = _step("sglang", Layout(tp=8, ep=8, dp_attention=True), requests=4, gpu=h100,
+                 phase="prefill")
+    ar = nvlink4.two_shot_latency_s + 2 * 7 / 8 * 32 * 7168 * 2 / 360e9
+    ag = 10e-6 + 7 / 8 * 32 * 129280 * 2 / 360e9
+    copy = 2 * 32 * 129280 * 2 / (3.35e12 * 0.9)
+    assert step.by_op["logits_gather"] == pytest.approx(ar + ag + copy)
+    assert step.by_op["logits_gather"] == pytest.approx(50.931e-6, abs=1e-9)
+    # The simulator's SUM_LEN step: the ranks' own rows summed (`gathered_logits`), here 5
+    # rows (4 prompts on one rank, 1 on another, the rest idle): 5 x 7,168 x 2 = 71,680 B,
+    # under 256 KiB: one-shot, 5.718 us (measured) + 7 x 71,680 / 360e9 = 5.718 + 1.394 us;
+    # logits 5 x 129,280 x 2 = 1,292,800 B: 10 + 7/8 x 1,292,800 / 360e9 = 10 + 3.142 us; copy
+    # 2,585,600 B / 3.015e12 = 0.858 us, under the floor: 4 us. 24.254 us.
+    spec = load_spec("deepseek-v3")
+    summed = step_time(spec, h100, tokens=2048, context=2048, requests=4, phase="prefill",
+                       layout=Layout(tp=8, ep=8, dp_attention=True),
+                       eff=engine_efficiency("sglang"), gathered_logits=5)
+    assert summed.by_op["logits_gather"] == pytest.approx(
+        nvlink4.custom_all_reduce_latency_s + 7 * 5 * 7168 * 2 / 360e9
+        + 10e-6 + 7 / 8 * 5 * 129280 * 2 / 360e9 + 4e-6)
+    assert summed.by_op["logits_gather"] == pytest.approx(24.254e-6, abs=1e-9)
 
 
 def _qwen3_tp8(engine: str, rows: int, phase: str):

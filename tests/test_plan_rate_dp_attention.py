@@ -160,7 +160,9 @@ def test_deepseek_v3_on_h200_under_sglang_meets_only_with_attention_dp() -> None
     """DeepSeek-V3 (FP8, MLA, 256 experts) on one H200 node under SGLang, 10 req/s of 2,000 in
     / 500 out, p90 TPOT within 75 ms. Simulated when this test was written: TP 8 78.9 ms,
     attention DP over 8 (EP 8) 70.0 ms; under 8 GPUs the model leaves no KV pool. So the
-    answer is 8 GPUs with attention DP (without it: none meets, exit 3), and 7 GPUs fail."""
+    answer is 8 GPUs with attention DP (without it: none meets, exit 3), and 7 GPUs fail.
+    Re-simulated at sgldp64 (SUM_LEN extend gathers, every request's logits): attention DP p90
+    TTFT / TPOT 998.5 / 72.5 ms, within the 1,000 ms TTFT by 1.5 ms; TP 8 730.3 / 79.8."""
     args = ["plan", "deepseek-v3", "--gpu", "H200", "--engine", "sglang", "-c", "8192",
             "--rate", "10", "--slo-ttft-ms", "1000", "--slo-tpot-ms", "75", "--input-len",
             "2000", "--output-len", "500", "--num-requests", "200", "--seed", "0", FLAT_EXPERTS]

@@ -155,7 +155,8 @@ def test_launch_of_two_sglang_engines_of_a_node_each() -> None:
 # these: of the 4-GPU layouts only the two copies of the 2-rank engine meet both (the bigger
 # TP 4 misses both; the one engine of 4 ranks, tried after the copies and so not simulated in
 # this search, would miss TTFT). Before planrep63 the search stopped after TP 2 x 2: no layout
-# of up to 4 GPUs met (exit 3).
+# of up to 4 GPUs met (exit 3). Re-simulated at sgldp64: 2 x (2 DP-attn) 384.1 / 15.4 (336.7 /
+# 15.3 the commit before), TP 4 2,243.6 / 22.5, 1 x 3 344.9 / 20.2 (earlier stops moved those).
 RATE40 = ["plan", "deepseek-v2-lite", "--gpu", "H100-80GB", "-c", "8192", "--rate", "40",
           "--slo-ttft-ms", "500", "--slo-tpot-ms", "16", "--input-len", "4000",
           "--output-len", "1000", "--num-requests", "200", "--seed", "0", "--engine", "sglang",

@@ -19,8 +19,13 @@ from kvplan.analysis.simulate.sglang_scheduler import SglangSchedule, SglangSimu
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.cli import app
 from kvplan.engines.base import Engine
-from kvplan.engines.sglang.dp_balance import sglang_gathered_tokens, sglang_round_robin_rank
+from kvplan.engines.sglang.dp_balance import (
+    DpGathered,
+    sglang_gathered,
+    sglang_round_robin_rank,
+)
 from kvplan.hardware.gpus import get_gpu
+from kvplan.hardware.interconnect import INTERCONNECTS
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
@@ -35,7 +40,8 @@ V3 = "tests/data/configs/deepseek-v3.json"
 class _Fixed(_FixedCost):
     """10 ms a step, whatever the tokens through the MoE layers."""
 
-    def regathered_seconds(self, tokens: int, gathered: int) -> float:
+    def regathered_seconds(self, tokens: int, gathered: int, *, requests: int | None = None,
+                           rows: int | None = None) -> float:
         return 0.0
 runner = CliRunner()
 
@@ -93,22 +99,43 @@ def test_round_robin_deals_two_requests_to_each_rank() -> None:
 def test_gathered_tokens_sum_in_an_extend_step_and_pad_in_decode() -> None:
     # SUM_LEN with an extend in the batch, MAX_LEN (None: the busiest rank's x D) otherwise
     # (layers/dp_attention.py 0.5.9:64-76, cuda_graph_runner.py:673).
-    assert sglang_gathered_tokens([100, 1, 0, 3], extend=True) == 104
-    assert sglang_gathered_tokens([8, 8, 7, 0], extend=False) is None
+    # The logits' rows (a request each) are summed alike (logits_processor.py 0.5.9 :202, :226).
+    assert sglang_gathered([100, 1, 0, 3], [2, 1, 0, 3], extend=True) == DpGathered(104, 6)
+    assert sglang_gathered([8, 8, 7, 0], [8, 8, 7, 0], extend=False) is None
 
 
 def test_regathered_seconds_is_the_cost_models_own_moe_part() -> None:
-    """The MoE part priced at G gathered tokens in place of t x D is what roofline.step_time
-    gives with `gathered=G` less what it gives by default, at any rank tokens t (the ops over
-    the gathered tokens do not depend on t); G = t x D adds nothing."""
+    """The MoE part priced at G gathered tokens at SUM_LEN in place of t x D at MAX_LEN is what
+    roofline.step_time gives with `gathered=G, sum_len=True` less what it gives by default (a
+    decode-form step: MAX_LEN), at any rank tokens t (attention TP 1: the ops over the gathered
+    tokens do not depend on t); the logit rows' sum R in place of r x D adds what its lm_head
+    and logits gather give with `gathered_logits=R` less with r rows a rank."""
     cost = _cost(2)
     common = {"context": 1, "requests": 1, "logits": 1, **cost._common}
     spec, gpu = cost.spec, cost.gpu
     for t, g in ((40, 41), (100, 300), (7, 7)):
-        direct = (step_time(spec, gpu, tokens=t, gathered=g, **common).seconds
+        direct = (step_time(spec, gpu, tokens=t, gathered=g, sum_len=True, **common).seconds
                   - step_time(spec, gpu, tokens=t, **common).seconds)
         assert cost.regathered_seconds(t, g) == pytest.approx(direct, rel=1e-9, abs=1e-12)
-    assert cost.regathered_seconds(64, 128) == pytest.approx(0.0, abs=1e-15)
+        rows = (step_time(spec, gpu, tokens=t, gathered=g, sum_len=True, gathered_logits=3,
+                          **common).seconds
+                - step_time(spec, gpu, tokens=t, **common).seconds)
+        assert cost.regathered_seconds(t, g, requests=1, rows=3) == pytest.approx(
+            rows, rel=1e-9, abs=1e-12)
+    # G = t x D: only the mode moves (sgldp64), in each of V3's 61 layers (3 dense MLPs split
+    # over the TP group, 58 MoE: all gather) SUM_LEN's two all-reduces against MAX_LEN's two
+    # ring halves, of 128 x 7,168 x 2 B = 1,835,008 B on 2 H200s (NVLink 4, 360 GB/s):
+    # - all-reduce, 2 ranks: the custom one-shot kernel, 5.718 us (measured fixed part) +
+    #   1 x 1,835,008 / 360e9 s = 5.718 + 5.097 = 10.815 us;
+    # - ring half: 10 us (NCCL) + 1/2 x 1,835,008 / 360e9 s = 10 + 2.549 = 12.549 us;
+    # 61 x 2 x (10.815 - 12.549) us = -211.445 us: cheaper here, the custom kernel's fixed
+    # part below NCCL's.
+    ar = INTERCONNECTS["nvlink4"].custom_all_reduce_latency_s + 128 * 7168 * 2 / 360e9
+    half = 10e-6 + 0.5 * 128 * 7168 * 2 / 360e9
+    assert cost.regathered_seconds(64, 128) == pytest.approx(61 * 2 * (ar - half), rel=1e-9)
+    assert cost.regathered_seconds(64, 128) == pytest.approx(-211.445e-6, abs=1e-9)
+    assert cost.regathered_seconds(64, 128, requests=1, rows=2) == pytest.approx(
+        cost.regathered_seconds(64, 128), abs=1e-15)
     # Fewer tokens through the experts: a cheaper step (64 + 1 against 64 x 2).
     assert cost.regathered_seconds(64, 65) < 0
 
@@ -126,8 +153,10 @@ def test_two_sglang_ranks_step_as_the_slowest_plus_the_summed_moe() -> None:
     specs = [RequestSpec(arrival_s=0.0, prompt_len=64, output_len=3),
              RequestSpec(arrival_s=0.0, prompt_len=32, output_len=2)]
     states = run_lockstep(ranks, sglang_balance, specs)
-    s1 = max(cost.seconds(decode_contexts=[], chunks=[(0, 64)]) + cost.regathered_seconds(64, 96),
-             cost.seconds(decode_contexts=[], chunks=[(0, 32)]) + cost.regathered_seconds(32, 96))
+    s1 = max(cost.seconds(decode_contexts=[], chunks=[(0, 64)])
+             + cost.regathered_seconds(64, 96, requests=1, rows=2),
+             cost.seconds(decode_contexts=[], chunks=[(0, 32)])
+             + cost.regathered_seconds(32, 96, requests=1, rows=2))
     s2 = max(cost.seconds(decode_contexts=[65], chunks=[]),
              cost.seconds(decode_contexts=[33], chunks=[]))
     s3 = cost.seconds(decode_contexts=[66], chunks=[])
@@ -191,3 +220,32 @@ def test_cli_refuses_a_dp_size_that_does_not_divide_tp_in_one_line() -> None:
     res = _simulate("--engine-arg", "--scheduler-recv-interval=4")
     assert res.exit_code == 2, res.stdout  # type: ignore[attr-defined]
     assert "DP attention" in res.stderr  # type: ignore[attr-defined]
+
+
+def test_a_decode_step_gathers_the_logits_of_every_request_not_one_row() -> None:
+    """sgldp64: the simulator's step carried the split lm_head's DP logits gather at the dense
+    part's one row a rank (step_time at logits=1); it now goes with the step's rows
+    (MixedStepCost.head_seconds: each of the rank's requests x the ranks). DeepSeek-V3 on 2
+    H200 ranks, 64 decodes a rank: 2 x 64 = 128 rows.
+    - hidden rows: 128 x 7,168 x 2 B = 1,835,008 B, all-reduced on 2 ranks by the custom
+      one-shot kernel: 5.718 + 1,835,008 / 360e9 s = 5.718 + 5.097 = 10.815 us;
+    - logits: 128 x 129,280 x 2 B = 33,095,680 B, a ring half: 10 + 1/2 x 33,095,680 / 360e9
+      = 10 + 45.966 = 55.966 us;
+    - the copy: 2 x 33,095,680 B at 4.8 TB/s x 0.9 = 15.322 us. 82.104 us."""
+    cost = _cost(2)
+    spec, gpu = cost.spec, cost.gpu
+    head = step_time(spec, gpu, tokens=64, context=1, requests=64, logits=64, layers=range(0),
+                     **cost._common)
+    ar = INTERCONNECTS["nvlink4"].custom_all_reduce_latency_s + 128 * 7168 * 2 / 360e9
+    gather = ar + 10e-6 + 0.5 * 128 * 129280 * 2 / 360e9 + 2 * 128 * 129280 * 2 / (4.8e12 * 0.9)
+    assert head.by_op["logits_gather"] == pytest.approx(gather, rel=1e-9)
+    assert head.by_op["logits_gather"] == pytest.approx(82.104e-6, abs=1e-9)
+    assert cost.head_seconds(64) == pytest.approx(head.by_op["lm_head"] + gather, rel=1e-9)
+    # The step: its dense part without any logits gather, the head at its 64 rows, attention.
+    contexts = [1000] * 64
+    one_row = step_time(spec, gpu, tokens=64, context=1, requests=1, logits=1, **cost._common)
+    dense = one_row.seconds - sum(one_row.by_op.get(k, 0.0) for k in (
+        "attention", "lm_head", "logits_gather"))
+    assert one_row.by_op["logits_gather"] > 0  # what the step carried before
+    assert cost.seconds(decode_contexts=contexts, chunks=[]) == pytest.approx(
+        dense + cost.head_seconds(64) + cost.attention_seconds(contexts, []), rel=1e-9)

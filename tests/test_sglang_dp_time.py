@@ -117,9 +117,10 @@ def test_glm_45_folded_shared_expert_and_lm_head_split_by_hand() -> None:
                                              ("prefill", 2048, 1, 2048)):
         before, after = _steps(spec, lay, tokens=tokens, context=context, requests=requests,
                                phase=phase)
-        # A decode step's logits gather (tests/test_logits_gather.py) copies the gathered
-        # [8 x 32, 151,552] bf16 logits once: 2 x 77,594,624 B, left out here.
-        copy = 2 * 8 * tokens * 151552 * 2 if phase == "decode" else 0
+        # The logits gather (tests/test_logits_gather.py) copies the gathered [8 x rows,
+        # 151,552] bf16 logits once, left out here: decode 32 rows a rank, 2 x 77,594,624 B;
+        # prefill (sgldp64) one row, its prompt's last, 2 x 2,424,832 B.
+        copy = 2 * 8 * requests * 151552 * 2
         assert before.bytes - (after.bytes - copy) == pytest.approx(saved, abs=1e-3)
         assert after.flops == pytest.approx(before.flops, rel=1e-12)  # DP8 over TP 8
     # The folded shared expert's bytes left the decode step's experts op: 89 x 47,185,920 x

@@ -13,7 +13,10 @@ costs, nothing fitted here:
   (the step's total), read from its `by_op` with the attention core taken out;
 - the lm_head runs on one row per scheduled request (vLLM computes logits at each request's
   last scheduled token, a partial prefill's discarded): `step_time` with no decoder layer and
-  `logits` rows, with the TP all-gather of those rows' logits (kvplan.perf.step_comm);
+  `logits` rows, with the TP all-gather of those rows' logits (kvplan.perf.step_comm), or,
+  with the lm_head split over the TP group under DP attention (SGLang), the gather of every
+  DP rank's rows (step_comm `logits gather`: this rank's x the ranks, or their actual sum in
+  a SUM_LEN step, `regathered_seconds`);
 - each attention layer is one kernel of max(FLOPs / (peak x attention efficiency), bytes /
   (HBM x hbm efficiency), kernel floor), as `roofline._Step.op` charges it, over the whole mix:
   FLOPs = pairs x (q.K + p.V FLOPs per attended key, kvplan.perf.flops.attention_flops, of the
@@ -89,8 +92,8 @@ from kvplan.perf.vllm_ungraphed import vllm_ungraphed_ops
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
 # the whole mix; the naive MLA up-projection, whose share is in the prefill form's FLOPs) or that
 # depend on the number of requests rather than tokens (the lm_head, the recurrent state).
-_OWN_OPS = ("attention", "mla_up_proj", "lm_head", "tp_logits_gather", "recurrent_state", "indexer",
-            "indexer_topk")
+_OWN_OPS = ("attention", "mla_up_proj", "lm_head", "tp_logits_gather", "logits_gather",
+            "recurrent_state", "indexer", "indexer_topk")
 # Steps of up to EXACT_TOKENS tokens are timed by roofline.step_time itself; larger ones
 # interpolate between its values at multiples of GRID_TOKENS (`MixedStepCost.dense_seconds`).
 EXACT_TOKENS = 512
@@ -188,7 +191,8 @@ class MixedStepCost:
         self._dense: dict[tuple[int, int], float] = {}
         self._steps: dict[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], float] = {}
         self._head: dict[int, float] = {}
-        self._gathered: dict[int, float] = {}
+        self._gathered: dict[tuple[int, bool, int], float] = {}
+        self._head_gathered: dict[int, float] = {}
         self._per_request_state = spec.recurrent is not None
         peak = gpu.peak_bf16_flops_per_s
         self._flops_rate = peak * self.eff.attention
@@ -291,46 +295,77 @@ class MixedStepCost:
             return self._ungraphed_s
         return 0.0
 
-    def _moe_part(self, gathered: int) -> float:
-        """`step_time` of one token on this rank with `gathered` tokens entering its MoE layers
-        (memoised): differences of it are the MoE part's (its other ops do not change)."""
-        hit = self._gathered.get(gathered)
+    def _moe_part(self, gathered: int, sum_len: bool, tokens: int) -> float:
+        """`step_time` of `tokens` tokens on this rank with `gathered` tokens entering its MoE
+        layers, its DP gathers in the `sum_len` mode (memoised): differences of it at the same
+        `tokens` are the MoE part's (its other ops do not change)."""
+        key = (gathered, sum_len, tokens)
+        hit = self._gathered.get(key)
         if hit is None:
-            hit = self._gathered[gathered] = step_time(
-                self.spec, self.gpu, tokens=1, context=1, requests=1, logits=1,
-                gathered=gathered, **self._common).seconds
+            hit = self._gathered[key] = step_time(
+                self.spec, self.gpu, tokens=tokens, context=1, requests=1, logits=1,
+                gathered=gathered, sum_len=sum_len, **self._common).seconds
         return hit
 
-    def moe_seconds(self, gathered: int) -> float:
+    def moe_seconds(self, gathered: int, *, sum_len: bool = False, tokens: int = 1) -> float:
         """The step time that depends on the tokens entering the MoE layers over the DP ranks
-        (the routed experts, a dense MLP run on the gathered tokens, the DP gathers: the ops
-        `roofline.step_time` prices at its `gathered` tokens), up to a constant: exact up to
-        EXACT_TOKENS, linear between multiples of GRID_TOKENS beyond (as `dense_seconds`)."""
+        (the routed experts, a dense MLP run on the gathered tokens, the DP gathers in the
+        `sum_len` mode: the ops `roofline.step_time` prices at its `gathered` tokens), up to a
+        constant at this rank's `tokens`: exact up to EXACT_TOKENS, linear between multiples
+        of GRID_TOKENS beyond (as `dense_seconds`)."""
         if gathered <= EXACT_TOKENS:
-            return self._moe_part(gathered)
+            return self._moe_part(gathered, sum_len, tokens)
         lo = gathered // GRID_TOKENS * GRID_TOKENS
-        low = self._moe_part(lo)
+        low = self._moe_part(lo, sum_len, tokens)
         if lo == gathered:
             return low
-        high = self._moe_part(lo + GRID_TOKENS)
+        high = self._moe_part(lo + GRID_TOKENS, sum_len, tokens)
         return low + (high - low) * (gathered - lo) / GRID_TOKENS
 
-    def regathered_seconds(self, tokens: int, gathered: int) -> float:
-        """What a step of `tokens` tokens on this rank (`seconds`, its MoE layers priced at
-        `tokens` x the layout's DP ranks) gains when `gathered` tokens enter them instead (an
-        engine gathering the ranks' actual tokens: kvplan.analysis.simulate.dp_lockstep)."""
-        own = self._padded.get(tokens, tokens) * self.layout.dp_ranks
-        return self.moe_seconds(gathered) - self.moe_seconds(own)
+    def regathered_seconds(self, tokens: int, gathered: int, *, requests: int | None = None,
+                           rows: int | None = None) -> float:
+        """What a step of `tokens` tokens and `requests` logit rows on this rank (`seconds`: its
+        MoE layers priced at `tokens` x the layout's DP ranks in the MAX_LEN mode, its logits
+        gather at `requests` x the ranks) gains when the ranks gather `gathered` tokens at
+        SUM_LEN instead, and `rows` logit rows (an engine gathering the ranks' actual tokens,
+        SGLang in a step where a rank extends: kvplan.analysis.simulate.dp_lockstep,
+        kvplan.engines.sglang.dp_balance). The MAX_LEN mode's attention-TP share grows with
+        this rank's tokens (kvplan.perf.step_comm), so with attention TP above 1 both modes are
+        priced at them; without, at one token (the same difference)."""
+        padded = self._padded.get(tokens, tokens)
+        own = padded * self.layout.dp_ranks
+        at = padded if self.layout.attention_tp > 1 else 1
+        moved = (self.moe_seconds(gathered, sum_len=True, tokens=at)
+                 - self.moe_seconds(own, sum_len=False, tokens=at))
+        if rows is None or requests is None:
+            return moved
+        return moved + self.head_gathered_seconds(rows) - self.head_gathered_seconds(
+            requests * self.layout.dp_ranks)
+
+    def head_gathered_seconds(self, rows: int) -> float:
+        """The lm_head and its DP logits gather over `rows` rows gathered from every DP rank
+        (roofline.step_time `gathered_logits`; 0 where the lm_head is not split over the DP
+        ranks' rows: no such ops)."""
+        hit = self._head_gathered.get(rows)
+        if hit is None:
+            st = step_time(self.spec, self.gpu, tokens=1, context=1, requests=1, logits=1,
+                           layers=range(0), gathered_logits=rows, **self._common)
+            hit = self._head_gathered[rows] = (st.by_op.get("lm_head", 0.0)
+                                               + st.by_op.get("logits_gather", 0.0))
+        return hit
 
     def head_seconds(self, rows: int) -> float:
         """The lm_head over `rows` rows (no decoder layer), with the TP gather of their logits
-        (kvplan.perf.step_comm, `TP logits gather`)."""
+        (kvplan.perf.step_comm, `TP logits gather`), or under DP attention with a split lm_head
+        the gather of every DP rank's rows (`logits gather`: `rows` x the ranks, as many on
+        each)."""
         hit = self._head.get(rows)
         if hit is None:
             st = step_time(self.spec, self.gpu, tokens=rows, context=1, requests=rows,
                            logits=rows, layers=range(0), **self._common)
             hit = self._head[rows] = (st.by_op.get("lm_head", 0.0)
-                                      + st.by_op.get("tp_logits_gather", 0.0))
+                                      + st.by_op.get("tp_logits_gather", 0.0)
+                                      + st.by_op.get("logits_gather", 0.0))
         return hit
 
     @property

@@ -148,7 +148,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
               layout: Layout = ONE_GPU, eff: Efficiency | None = None, gathered: int | None = None,
               fp8_attention: bool = False, quantization: str | None = None,
               layers: range | None = None, logits: int | None = None,
-              conv_dtype: str | None = None, ssm_dtype: str = "auto") -> StepTime:
+              conv_dtype: str | None = None, ssm_dtype: str = "auto",
+              sum_len: bool | None = None, gathered_logits: int | None = None) -> StepTime:
     """One forward step on one GPU (rank) of `layout`.
 
     decode: `requests` requests per rank, `tokens` = requests x (1 + draft tokens) query tokens,
@@ -158,7 +159,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     dtypes as the engine keeps them (EngineRules.state_dtypes; None / "auto": vLLM's rule,
     kvplan.kv.cache.recurrent_state; SGLang keeps the SSM state in float32 by default). `eff`
     None: the device's (`device_efficiency`). `gathered`: the tokens entering a MoE layer over
-    the DP ranks (None: as many as this rank's on each, `moe_tokens` below)."""
+    the DP ranks (None: as many as this rank's on each, `moe_tokens` below). `sum_len`: the DP
+    gather's mode under DP attention (kvplan.perf.step_comm: True the ranks' tokens summed and
+    all-reduced, SUM_LEN; False padded, all-gathered and reduce-scattered, MAX_LEN; None: by
+    the phase, SUM_LEN in prefill). `gathered_logits`: the logit rows a split lm_head runs on
+    over the DP ranks (None: `logits` x the ranks, as many as this rank's on each)."""
     check_layout(spec, layout)
     if eff is None:
         eff = device_efficiency(gpu)
@@ -233,6 +238,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     a2a = eff.moe_a2a if layout.ep > 1 and layout.moe_tp == 1 else None
     dense_split = split is None or split.mlp_split  # an engine that gathers: unless said whole
     query_len = max(1, tokens // max(1, requests))
+    sum_len = phase == "prefill" if sum_len is None else sum_len
     state = None
     rec_weights = rec_proj_flops = rec_state_flops = 0
     if spec.recurrent is not None:
@@ -398,7 +404,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                     layout.tp, moe_tokens * h * act_bytes))
         if gather and layout.dp_attention and gathers:
             gather_link = link(layout, gpu, layout.world)
-            if phase == "prefill":
+            if sum_len:
                 # SUM_LEN gather of every rank's tokens, then the output's all-reduce (step_comm).
                 ar = gather_link.all_reduce_s(layout.world, moe_tokens * h * act_bytes)
                 s.collective("dp_gather_all_reduce", ar)
@@ -425,11 +431,16 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
     rows = requests if logits is None else logits
     head = counts.lm_head or counts.embedding
-    s.op("lm_head", flops=rows * head_gather * 2 * head / head_tp,
-         nbytes=head * bpp_head["lm_head"], math=math["lm_head"], rows=rows * head_gather)
-    if head_gather > 1 and phase == "decode":
+    # The split lm_head runs on every DP rank's logit rows (step_comm, `logits gather`).
+    head_rows = rows * head_gather if gathered_logits is None or head_gather == 1 else (
+        gathered_logits)
+    s.op("lm_head", flops=head_rows * 2 * head / head_tp,
+         nbytes=head * bpp_head["lm_head"], math=math["lm_head"], rows=head_rows)
+    if head_gather > 1:
+        # Decode and prefill alike: an extend's rows are its requests' last tokens, gathered at
+        # SUM_LEN (step_comm, `logits gather`).
         _logits_gather(s, spec, link(layout, gpu, layout.world), ranks=layout.world,
-                       rows=rows * head_gather, act_bytes=act_bytes)
+                       rows=head_rows, act_bytes=act_bytes)
     elif head_gather == 1 and head_tp > 1:
         # The lm_head split over its TP group: every engine all-gathers the rows' vocabulary
         # shards before sampling, prefill and decode (kvplan.perf.step_comm, `TP logits gather`).

@@ -39,6 +39,12 @@ attention output is left partial and the gather sums it (communicator.py 0.5.6 :
 `_dp_gather_via_all_gather` first reduce-scatters the rank's tokens over its attention group
 (0.5.6 :478-495) and `dp_reduce_scatter_tensor` all-gathers them back over it (:552-560), a ring
 half each of the rank's own tokens.
+The mode is the step's, not the rank's: where any rank's batch is an extend every rank gathers
+at SUM_LEN (layers/dp_attention.py `get_dp_padding_mode`; kvplan.engines.sglang.dp_balance), a
+decode rank beside it too, and only MAX_LEN reduce-scatters (communicator.py 0.5.6 :519-530
+`should_use_reduce_scatter`; deepseek_v2.py 0.5.6 :816-819 all-reduces otherwise): the
+simulator's SUM_LEN step takes the all-reduce form at the ranks' summed tokens on every rank
+(roofline.step_time `sum_len`, `gathered`; sgldp64: before it, the MAX_LEN form).
 The logits gather: an lm_head split over the TP group under DP attention (SGLang without
 --enable-dp-lm-head) runs on every DP rank's rows and hands each rank back whole logits of its
 own (layers/logits_processor.py, 0.5.8.post1 :845-946, 0.5.5.post2 :794-895 the same): the
@@ -50,7 +56,19 @@ lm_head's dtype) joined by `tensor_model_parallel_all_gather` (distributed/paral
 [rows, vocabulary]), then `dp_scatter` of the rank's rows. In a decode CUDA graph the buffer
 holds the captured batch x DP size rows (model_executor/cuda_graph_runner.py:589-596; the
 captured batch is the least capture size >= the busiest rank's, :785-793): kvplan's ranks even,
-rows x DP size. Priced on decode steps.
+rows x DP size. An extend (prefill) step does the same on its sampled rows (sgldp64): without
+input logprobs LogitsProcessor.forward keeps each request's last token (`last_index` =
+cumsum(extend_seq_lens) - 1: logits_processor.py 0.5.3 :276, 0.5.6 :412, 0.5.8.post1 :426,
+0.5.9 :428), a chunked request's partial chunk included, and a rank counts that many rows
+(`num_tokens_for_logprob` = sum(max(extend_len - logprob_start_len, 1)), the batch size:
+managers/scheduler.py 0.5.3 :2166-2170, scheduler_dp_attn_mixin.py 0.5.6 :115-118,
+0.5.8.post1 :148-159, 0.5.9 :150-153); the buffer `dp_gather_replicate` all-reduces is the
+ranks' counts summed (`global_dp_buffer_len` = sum(global_num_tokens_for_logprob_cpu):
+0.5.3 :201, 0.5.6 :219, 0.5.8.post1 :221, 0.5.9 :226; SUM_LEN, :178 / :196 / :198 / :202 ->
+layers/dp_attention.py `_dp_gather` :504-511 `_dp_gather_via_all_reduce`), the same in
+0.5.23 (:419, :443, :722). Priced on decode and prefill steps at `rows` x DP size (the ranks
+even), or at the ranks' own rows summed where the simulator knows them
+(roofline.step_time `gathered_logits`: kvplan.engines.sglang.dp_balance).
 The TP logits gather (`_vocab_gather`, op `tp_logits_gather`): with the lm_head split over a
 TP group of more than one GPU and no DP gather above (plain TP; attention TP under DP attention
 where the lm_head follows it), every engine all-gathers the vocabulary shards of the step's

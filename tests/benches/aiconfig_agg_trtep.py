@@ -65,7 +65,7 @@ def prefill_split(sim: SimSetup, *, all_to_all: bool, launch: bool = True) -> Pr
     # The lm_head with its TP logits gather (logitsgather63) is MixedStepCost.head_seconds's,
     # over the step's rows: the dense part's one-row gather is not the step's.
     by_op = {k: v for k, v in st.by_op.items()
-             if k not in ("attention", "lm_head", "tp_logits_gather")}
+             if k not in ("attention", "lm_head", "tp_logits_gather", "logits_gather")}
     by_op["lm_head"] = cost.head_seconds(1)
     by_op["attention"] = cost.attention_seconds([], [(0, PROMPT)])
     # The eager step's launch time (trtprefill57, 08aee189: kvplan.perf.trtllm_ops), as the

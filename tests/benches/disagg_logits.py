@@ -57,7 +57,8 @@ def section(done: list[Replay]) -> list[str]:
            "over the attention-TP group, one GPU at DP = TP: whole on each rank, no gather) "
            "and aiconfigurator's generator has no key for it (generator/config/"
            "backend_config_mapping.yaml at 043c66c5): SGLang's default (off) is taken. Its "
-           "prefill (one row a prompt) does the same and is not priced here.", "",
+           "prefill (one row a prompt) does the same: priced since sgldp64 (d54ded84; not "
+           "before it), in both lines below (the line without takes both out).", "",
            f"With it (above, both cohorts): {_counts(done)}.",
            f"Without it (the split lm_head on every DP rank's rows, no gather priced), "
            f"computed beside it: {_counts(old)}.", ""]

@@ -390,9 +390,10 @@ def _no_gather(prefill: bool, decode: bool) -> Iterator[None]:
 
 @contextmanager
 def _no_logits_gather() -> Iterator[None]:
-    """SGLang's decode steps priced as before LOGITS_GATHER_COMMIT (the split lm_head on every
-    DP rank's rows, its hidden-row and logits gathers not priced: kvplan.perf.roofline
-    `_logits_gather`), for the bench's counterfactual only."""
+    """SGLang's decode steps priced as before LOGITS_GATHER_COMMIT, and its prefill steps as
+    before sgldp64 (the split lm_head on every DP rank's rows, its hidden-row and logits
+    gathers not priced: kvplan.perf.roofline `_logits_gather`), for the bench's
+    counterfactual only."""
     from kvplan.perf import roofline
 
     with patch.object(roofline, "_logits_gather", lambda *args, **kwargs: None):
@@ -581,8 +582,8 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     its KV holds, as kvplan.analysis.disagg.prefill_batching bounds them for a connector
     without one; the bench's counterfactual only. `gather` False: SGLang's prefill MLP
     layers priced as before 6084616 (`_no_gather`); `decode_gather` False: its decode MLP
-    layers priced as before DECODE_GATHER_COMMIT; `logits_gather` False: its decode steps
-    without the split lm_head's gathers (`_no_logits_gather`); `generator`: the prefill at
+    layers priced as before DECODE_GATHER_COMMIT; `logits_gather` False: its decode (prefill)
+    steps without the split lm_head's gathers (`_no_logits_gather`); `generator`: the prefill at
     aiconfigurator's generated flags (`generator_prefill`); `input_budget` False: the prefill
     steps without SGLang's --max-prefill-tokens budget (before INPUT_BUDGET_COMMIT); the bench's
     counterfactuals only. `recipe_seats` False: a TensorRT-LLM row's generation ranks seated
@@ -773,7 +774,8 @@ def prospective_replays() -> list[Replay]:
 # decode side's admission before the prefill (ADMISSION_COMMIT); `gather`=False, SGLang's
 # prefill MLP layers priced as before 6084616; `decode_gather`=False, its decode MLP layers as
 # before DECODE_GATHER_COMMIT; `logits_gather`=False, its decode steps as before
-# LOGITS_GATHER_COMMIT; `generator`=True, the prefill at aiconfigurator's generated SGLang flags
+# LOGITS_GATHER_COMMIT (its prefill steps as before sgldp64); `generator`=True, the prefill at
+# aiconfigurator's generated SGLang flags
 # (`generator_prefill`; issue 29, prefill29b: measured at ed7b9cf3 over the 92 replayed
 # prospective rows, 52 of them change: both 27 -> 20, TTFT 32 -> 23, TPOT 66 -> 66 inside
 # [0.75, 1.33], median TTFT ratio 0.81 -> 0.80; TP-attention prefill median TTFT ratio 0.75 ->

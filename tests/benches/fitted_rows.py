@@ -1772,6 +1772,10 @@ LAST_RULE_CHANGE = {
     # (fp32bw63, 43467a54: gpus.json) and the logits all-gather under plain TP
     # (logitsgather63, b26e18c1: kvplan/perf/step_comm.py, roofline.py, mixed_step.py), the
     # last; benchspeed63's memos are byte-identical. No cost-bench row was added after any.
+    # Stop 63: sgldp64's SGLang DP-attention logits gather in prefill and the simulator's
+    # SUM_LEN gathers (d54ded84: kvplan/perf/roofline.py, mixed_step.py, step_comm.py) left
+    # examples/cost-bench.md byte-identical (no cost-bench row runs SGLang's split lm_head under
+    # attention DP): the commit stays.
     "cost": RuleChange(commit="b26e18c104cb", time="2026-12-07T03:02:32+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch

@@ -58,7 +58,7 @@ def _split(run: Any, run_inputs: Callable[[Any], Any], decodes: int,
     # The lm_head with its TP logits gather (logitsgather63) is MixedStepCost.head_seconds's,
     # over the step's rows: the dense part's one-row gather is not the step's.
     by_op = {k: v for k, v in st.by_op.items()
-             if k not in ("attention", "lm_head", "tp_logits_gather")}
+             if k not in ("attention", "lm_head", "tp_logits_gather", "logits_gather")}
     by_op["lm_head"] = cost.head_seconds(requests)
     by_op["attention"] = cost.attention_seconds(contexts, chunks)
     total = sum(by_op.values()) + cost.eff.step_overhead_s

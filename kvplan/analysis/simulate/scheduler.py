@@ -65,6 +65,7 @@ from kvplan.analysis.simulate.sim_types import (
     StepRecord,
 )
 from kvplan.analysis.simulate.workload import RequestSpec, check_pulled
+from kvplan.engines.sglang.dp_balance import DpGathered
 
 
 class Simulator:
@@ -107,7 +108,7 @@ class Simulator:
         self.waiting.appendleft(req)
 
     def gathered(self, steps: Sequence[tuple[Simulator, list[tuple[SimRequest, int]]]]
-                 ) -> int | None:
+                 ) -> DpGathered | None:
         """Attention DP (kvplan.analysis.simulate.dp_lockstep): the tokens every rank's MoE
         layers see in a step whose busy ranks run `steps` (each rank, its batch); None: each
         rank's own tokens x the ranks (the cost model's count), the busiest rank's setting the
@@ -116,7 +117,7 @@ class Simulator:
         return None
 
     def step_seconds(self, scheduled: list[tuple[SimRequest, int]],
-                     gathered: int | None = None) -> float:
+                     gathered: DpGathered | None = None) -> float:
         """The cost model's time for a step: its decodes at their contexts, its prompt chunks
         (`gathered`: an engine's own count of the MoE layers' tokens, `gathered`; not this
         one's)."""

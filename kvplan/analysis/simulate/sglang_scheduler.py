@@ -68,7 +68,7 @@ from kvplan.analysis.simulate.sim_types import (
     SimRequest,
     StepCost,
 )
-from kvplan.engines.sglang.dp_balance import sglang_gathered_tokens
+from kvplan.engines.sglang.dp_balance import DpGathered, sglang_gathered
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 
 # python/sglang/srt/managers/schedule_policy.py
@@ -171,24 +171,28 @@ class SglangSimulator(Simulator):
         self._last_end = end
 
     def gathered(self, steps: Sequence[tuple[Simulator, list[tuple[SimRequest, int]]]]
-                 ) -> int | None:
-        """Attention DP: the ranks' tokens summed when some rank's batch is an extend (its
-        last `schedule` formed a prefill batch: SGLang runs extends and decodes apart), else
-        None, the busiest rank's padding (kvplan.engines.sglang.dp_balance)."""
+                 ) -> DpGathered | None:
+        """Attention DP: the ranks' tokens and logit rows (a request each) summed when some
+        rank's batch is an extend (its last `schedule` formed a prefill batch: SGLang runs
+        extends and decodes apart), else None, the busiest rank's padding
+        (kvplan.engines.sglang.dp_balance)."""
         extend = any(isinstance(r, SglangSimulator) and r.extending for r, _ in steps)
-        return sglang_gathered_tokens([sum(n for _, n in sched) for _, sched in steps], extend)
+        return sglang_gathered([sum(n for _, n in sched) for _, sched in steps],
+                               [len(sched) for _, sched in steps], extend)
 
     def step_seconds(self, scheduled: list[tuple[SimRequest, int]],
-                     gathered: int | None = None) -> float:
-        """The step on this rank (`Simulator.step_seconds`), its MoE layers priced at
-        `gathered` tokens over the ranks where given (MixedStepCost.regathered_seconds)."""
+                     gathered: DpGathered | None = None) -> float:
+        """The step on this rank (`Simulator.step_seconds`), its MLP / MoE layers, DP gathers
+        and logits gather priced at the `gathered` SUM_LEN buffers over the ranks where given
+        (MixedStepCost.regathered_seconds)."""
         seconds = super().step_seconds(scheduled)
         if gathered is None:
             return seconds
         cost = self.step_cost
         if not isinstance(cost, GatheredStepCost):
             raise ValueError("attention DP: this step cost does not price the gathered tokens")
-        return seconds + cost.regathered_seconds(sum(n for _, n in scheduled), gathered)
+        return seconds + cost.regathered_seconds(sum(n for _, n in scheduled), gathered.tokens,
+                                                 requests=len(scheduled), rows=gathered.rows)
 
     def _busy(self) -> bool:
         # The chunked request is in neither queue between its chunks.

@@ -175,4 +175,5 @@ class GatheredStepCost(StepCost, Protocol):
     """A step cost that also prices a rank's MoE layers at the tokens gathered over the
     attention-DP ranks (kvplan.perf.mixed_step.MixedStepCost.regathered_seconds)."""
 
-    def regathered_seconds(self, tokens: int, gathered: int) -> float: ...
+    def regathered_seconds(self, tokens: int, gathered: int, *, requests: int | None = None,
+                           rows: int | None = None) -> float: ...

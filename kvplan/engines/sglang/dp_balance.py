@@ -62,8 +62,21 @@ def sglang_round_robin_rank(index: int, dp: int) -> int:
     return index % dp
 
 
-def sglang_gathered_tokens(tokens: Sequence[int], extend: bool) -> int | None:
-    """The tokens the ranks' MoE layers see in a step where the ranks hold `tokens` each
-    (`extend`: some rank's batch is an extend): their sum (SUM_LEN); None in a decode-only step
-    (MAX_LEN: every rank's padded to the busiest rank's, the cost model's own count)."""
-    return sum(tokens) if extend else None
+@dataclass(frozen=True)
+class DpGathered:
+    """A SUM_LEN step's gathered buffers over the attention-DP ranks: the tokens entering the
+    MLP / MoE layers and the logit rows through the split lm_head, each the ranks' summed."""
+
+    tokens: int
+    rows: int
+
+
+def sglang_gathered(tokens: Sequence[int], rows: Sequence[int], extend: bool
+                    ) -> DpGathered | None:
+    """What the ranks gather in a step where they hold `tokens` and `rows` logit rows each
+    (`extend`: some rank's batch is an extend): the sums (SUM_LEN, module docstring; the
+    logits' rows: a rank's requests, an extend's last token each, summed by
+    `dp_gather_replicate` at SUM_LEN in every step: kvplan.perf.step_comm, `logits gather`);
+    None in a decode-only step (MAX_LEN: every rank's padded to the busiest rank's, the cost
+    model's own count, its logits' buffer the captured batch x the ranks)."""
+    return DpGathered(sum(tokens), sum(rows)) if extend else None
