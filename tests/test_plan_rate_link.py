@@ -119,3 +119,20 @@ def test_cli_rate_names_the_fabric_in_json() -> None:
     assert "link" not in plain["search"] and named["search"]["link"] == "roce-400"
     assert plain["gpus"] == named["gpus"] == 1
     assert plain["trials"] == named["trials"]
+
+
+def test_simulate_takes_the_fabric_too() -> None:
+    # Llama-3.1-70B TP 16 on H100s spans two 8-GPU NVLink domains: every all-reduce crosses
+    # the fabric. --link ib-ndr is the default, byte for byte; roce-200 (20e9 B/s, 30 us) makes
+    # each decode step slower; EFA is refused in one line.
+    args = ["simulate", "llama-3.1-70b", "--gpu", "H100-80GB", "--tp", "16", "--concurrency",
+            "8", "--num-requests", "16", "--input-len", "512", "--output-len", "32",
+            "--format", "json"]
+    plain, ib, roce = (runner.invoke(app, args + extra) for extra in (
+        [], ["--link", "ib-ndr"], ["--link", "roce-200"]))
+    assert plain.exit_code == ib.exit_code == roce.exit_code == 0
+    assert plain.output == ib.output
+    assert (json.loads(roce.output)["tpot_ms"]["p50"]
+            > json.loads(plain.output)["tpot_ms"]["p50"])
+    refused = runner.invoke(app, args + ["--link", "efa-p5"])
+    assert refused.exit_code == 2 and "--link efa-p5: not a fabric" in refused.output

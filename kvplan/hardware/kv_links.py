@@ -69,7 +69,7 @@ class KvLink:
         if self.collective is None:
             fabrics = ", ".join(n for n, link in _links().items() if link.collective)
             raise InputError(f"--link {self.name}: not a fabric between nodes with a "
-                             f"collective preset (kv_links.json `collective`); --rate takes "
+                             f"collective preset (kv_links.json `collective`); the fabric is "
                              f"one of {fabrics}")
         base = INTERCONNECTS[self.collective]
         return Interconnect(name=self.name, description=self.description,
