@@ -136,3 +136,18 @@ def test_simulate_takes_the_fabric_too() -> None:
             > json.loads(plain.output)["tpot_ms"]["p50"])
     refused = runner.invoke(app, args + ["--link", "efa-p5"])
     assert refused.exit_code == 2 and "--link efa-p5: not a fabric" in refused.output
+
+
+@pytest.mark.parametrize("extra", [["--link", ""], ["--link", "IB-NDR\x00"], ["--rails", "0"],
+                                   ["--rails", "-3"]])
+def test_hostile_fabric_options_are_refused(extra: list[str]) -> None:
+    result = runner.invoke(app, ["plan", "qwen3-8b", "--rate", "1", "--slo-tpot-ms", "50",
+                                 *extra])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_a_huge_rail_count_prices_without_hanging() -> None:
+    # 10^12 rails of ib-ndr: 45e9 x 10^12 B/s, the across term ~0; the latency stays 25 us:
+    # TP 16 over 2 hosts, 1 MiB: 10 + 5.0972 + 25 + ~0 = 40.0972 us.
+    lay = Layout(tp=16, node_gpus=8, scale_out=scale_out_link("ib-ndr", 10**12))
+    assert link(lay, H100, 16).all_reduce_s(16, MIB) * 1e6 == pytest.approx(40.0972, abs=1e-4)
