@@ -30,6 +30,7 @@ from kvplan.model.spec import ModelSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
+    from kvplan.hardware.interconnect import Interconnect
     from kvplan.perf.cost_rules import CostRules
 
 
@@ -129,6 +130,9 @@ class EstimateInputs:
     node_gpus: int | None = None
     """GPUs of one host where the deployment says (plan --rate --gpus-per-node): the time
     model's NVLink domain is no larger (kvplan.perf.layout.domain_gpus); None: the preset's."""
+    scale_out: Interconnect | None = None
+    """The fabric between NVLink domains (plan --rate --link: kvplan.hardware.kv_links.
+    scale_out_link); None: the layout's default (ib-ndr)."""
 
 
 def estimate_inputs(

@@ -24,6 +24,7 @@ from kvplan.engines.context import default_context
 from kvplan.engines.kv_dtype import ENGINE_AUTO, run_kv_dtype
 from kvplan.engines.launch import LaunchLayout, LaunchPlan
 from kvplan.hardware.gpus import get_gpu
+from kvplan.hardware.kv_links import DEFAULT_FABRIC, scale_out_link
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.cost_rules import NO_COST_RULES
@@ -87,6 +88,12 @@ class RatePlan:
     launch: LaunchPlan | None = None
     launch_refused: str = ""  # why the engine's launch writer refused the answer (no launch)
     sizes: tuple[int, ...] = ()  # the GPUs one engine was tried on (engine_sizes)
+    link: str = DEFAULT_FABRIC  # the fabric between nodes (--link: kv_links.scale_out_link)
+
+    @property
+    def link_named(self) -> bool:
+        """Whether --link named a fabric other than the default (ib-ndr, one rail)."""
+        return self.link != DEFAULT_FABRIC
 
     @property
     def best(self) -> LayoutTrial | None:
@@ -140,7 +147,8 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   skip_mm_profiling: bool = False, engine_args: Sequence[str] = (),
                   max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
                   cost_rules: Any = None, moe_a2a: dict[str, Any] | None = None,
-                  dp_attention: bool = True) -> RatePlan:
+                  dp_attention: bool = True, link: str = DEFAULT_FABRIC,
+                  rails: int | None = None) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
     stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
@@ -158,8 +166,11 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     or copies of one that fills whole nodes, in every form the engine runs as `kvplan simulate
     --dp-attention` does (rate_search.fewest_gpus; False: `--no-dp-attention`). The layouts
     are at most `gpus_per_node` x `nodes` GPUs, a TP engine over nodes of a size in
-    engine_sizes."""
+    engine_sizes. `link`: the fabric between nodes, a kv_links.json name (`plan --link`), that
+    a collective over several NVLink domains crosses (kv_links.KvLink.scale_out), `rails` its
+    NICs per GPU (None: the preset's)."""
     check_token_sized(spec, "plan --rate")
+    scale_out = scale_out_link(link, rails)  # refuses a name that is no fabric between nodes
     settings = with_engine_args(EngineSettings(max_num_seqs=max_num_seqs,
                                                max_num_batched_tokens=max_num_batched_tokens,
                                                **(moe_a2a or {})),
@@ -187,7 +198,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          limit_mm_per_prompt=limit_mm_per_prompt,
                          skip_mm_profiling=skip_mm_profiling, executor=executor,
                          settings=settings, cost_rules=cost_rules, dp_attention=dp_attention,
-                         gpus_per_node=gpus_per_node,
+                         gpus_per_node=gpus_per_node, scale_out=scale_out,
                          jobs=usable_cpus() if jobs is None else jobs)
     launch, refused = None, ""
     if search.best is not None:
@@ -202,6 +213,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
             refused = str(exc)
     return RatePlan(model=model, launch=launch, launch_refused=refused, gpu=gpu,
                     engine=engine.value, rate=rate, sizes=tps,
+                    link=scale_out.name if rails is None else f"{scale_out.name} x {rails} rails",
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
                     context=ctx, max_gpus=max_gpus, search=search,
                     workload={"num_requests": options.num_requests,

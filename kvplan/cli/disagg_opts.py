@@ -39,9 +39,10 @@ DecodeDpAttnOpt = Annotated[bool, typer.Option(
 LinkOpt = Annotated[str, typer.Option(
     "--link", help="--disagg: the link KV crosses: ib-ndr, ib-hdr, roce-400, roce-200, "
                    "efa-p5, efa-p5en, nvlink4, nvlink5, pcie4, pcie5 (kvplan/hardware/"
-                   "kv_links.json, each number with its source).")]
+                   "kv_links.json, each number with its source). --rate: the fabric between "
+                   "nodes (ib-ndr, ib-hdr, roce-400, roce-200).")]
 RailsOpt = Annotated[int | None, typer.Option(
-    "--rails", min=1, help="--disagg: NICs (rails) per GPU, over the link preset's.")]
+    "--rails", min=1, help="--disagg, --rate: NICs (rails) per GPU, over the link preset's.")]
 ConnectorOpt = Annotated[str | None, typer.Option(
     "--connector", help="--disagg: the engine's KV connector or transfer backend (vLLM: "
                         "nixl or mooncake; SGLang: mooncake or nixl; TensorRT-LLM: default, ucx, "

@@ -14,6 +14,7 @@ import typer
 from kvplan.cli.vocab import (
     COST_RULES_PANEL,
     ENGINE_PANELS,
+    FABRIC_PANEL,
     HOST_STAGES_PANEL,
     LENGTH_SPREAD_PANEL,
     RATE_LAYOUTS_PANEL,
@@ -27,7 +28,7 @@ _CHOICES_MAX = 22
 # Panels shown folded in a command's one-screen --help: one line naming their options, each in
 # full in `kvplan help COMMAND` (the offload tiers' fourteen options, issue 29).
 FOLDED_PANELS = ("KV offload", HOST_STAGES_PANEL, COST_RULES_PANEL, LENGTH_SPREAD_PANEL,
-                 RATE_LAYOUTS_PANEL, SPEC_DECODE_PANEL)
+                 RATE_LAYOUTS_PANEL, SPEC_DECODE_PANEL, FABRIC_PANEL)
 
 
 def first_sentence(doc: str) -> str:

@@ -82,6 +82,7 @@ from kvplan.cli.workload_opts import (
 )
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.engines.context import default_context
+from kvplan.hardware.kv_links import DEFAULT_FABRIC
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
 
@@ -246,7 +247,7 @@ def plan_cmd(
     decode_ep: DecodeEpOpt = 1,
     prefill_dp_attention: PrefillDpAttnOpt = False,
     decode_dp_attention: DecodeDpAttnOpt = False,
-    link: LinkOpt = "ib-ndr",
+    link: LinkOpt = DEFAULT_FABRIC,
     rails: RailsOpt = None,
     connector: ConnectorOpt = None,
     block_size: DisaggBlockOpt = None,
@@ -290,8 +291,9 @@ def plan_cmd(
             "--prefill-dp": prefill_dp != 1, "--decode-dp": decode_dp != 1,
             "--prefill-ep": prefill_ep != 1, "--decode-ep": decode_ep != 1,
             "--prefill-dp-attention": prefill_dp_attention,
-            "--decode-dp-attention": decode_dp_attention, "--link": link != "ib-ndr",
-            "--rails": rails, "--connector": connector, "--block-size": block_size,
+            # --link / --rails: also --rate's fabric between nodes (checked below).
+            "--decode-dp-attention": decode_dp_attention, "--connector": connector,
+            "--block-size": block_size,
             "--scheduler-recv-interval": scheduler_recv_interval != 1})
     if disagg:
         with handle_errors():
@@ -329,7 +331,7 @@ def plan_cmd(
                    limit_mm_per_prompt=limit_mm_per_prompt,
                    skip_mm_profiling=skip_mm_profiling or None, jobs=jobs, executor=executor,
                    engine_args=tuple(engine_arg or ()), max_num_seqs=max_num_seqs,
-                   dp_attention=not no_dp_attention,
+                   dp_attention=not no_dp_attention, link=link, rails=rails,
                    cost_rules=rules if rules.on else None, moe_a2a=moe_a2a,
                    max_num_batched_tokens=max_num_batched_tokens,
                    workload={"num_requests": num_requests, "input_len": input_len,
@@ -337,6 +339,9 @@ def plan_cmd(
                              "trace_format": trace_format}, fmt=fmt, explain=explain)
         return
     with handle_errors():
+        if link != DEFAULT_FABRIC or rails is not None:
+            raise InputError("--link / --rails: need --disagg (the link KV crosses) or --rate "
+                             "(the fabric between nodes a layout's collectives cross)")
         if (slo_ttft_ms is not None or slo_tpot_ms is not None or trace is not None
                 or jobs is not None or executor is not Executor.process or engine_arg
                 or no_dp_attention):
@@ -485,7 +490,7 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                                            "limit_mm_per_prompt", "skip_mm_profiling",
                                            "engine_args", "max_num_seqs",
                                            "max_num_batched_tokens", "cost_rules",
-                                           "moe_a2a", "dp_attention")
+                                           "moe_a2a", "dp_attention", "link", "rails")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))

@@ -36,6 +36,7 @@ from kvplan.cli.outputs import atomic_write, check_output, file_format
 from kvplan.cli.vocab import (
     CONTEXT_FLAGS,
     ENGINE_AUTO,
+    FABRIC_PANEL,
     HOST_STAGES_PANEL,
     LENGTH_SPREAD_PANEL,
     SGLANG_PANEL,
@@ -235,6 +236,11 @@ def simulate_cmd(
         help="vllm: vllm bench serve, uniform in [L(1-R), L(1+R)], R < 1 (the default); "
              "vllm-legacy / sa-bench / sglang: [int(L R), L], numpy's draw at --seed.")
     ] = None,
+    link: Annotated[str | None, typer.Option(
+        "--link", metavar="NAME", rich_help_panel=FABRIC_PANEL,
+        help="The fabric between nodes a TP / EP group over several NVLink domains crosses: "
+             "ib-ndr (the default), ib-hdr, roce-400, roce-200 (kvplan/hardware/"
+             "kv_links.json, as plan --rate --link).")] = None,
     prefix_len: Annotated[int, typer.Option(
         "--prefix-len", parser=tokens_or_zero_option, metavar="TOKENS",
         help="Tokens of one prefix every prompt starts with.")] = 0,
@@ -383,6 +389,10 @@ def simulate_cmd(
             disable_hybrid_swa_memory=disable_hybrid_swa_memory,
             mxfp4_backend=None if mxfp4_backend is None else mxfp4_backend.value,
             cost_rules=rules if rules.on else None)
+        if link is not None:  # the fabric between nodes (kvplan.hardware.kv_links)
+            from kvplan.hardware.kv_links import scale_out_link
+
+            inputs = replace(inputs, scale_out=scale_out_link(link))
         acceptance = None
         if speculative_method is not None or spec_mean_accept_len is not None or (
                 spec_acceptance_rate is not None):

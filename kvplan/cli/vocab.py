@@ -41,6 +41,9 @@ LENGTH_SPREAD_PANEL = "Length spread"
 RATE_LAYOUTS_PANEL = "Rate search layouts"
 # `simulate`'s speculative decoding (the drafter, its acceptance): folded as the host stages are.
 SPEC_DECODE_PANEL = "Speculative decoding"
+# `simulate --link`: the fabric between nodes a layout over several NVLink domains crosses
+# (kvplan.hardware.kv_links.scale_out_link): folded as the host stages are.
+FABRIC_PANEL = "Inter-node fabric"
 
 
 def parse_tokens(option: str, text: str, *, minimum: int = 1) -> int:

@@ -4,6 +4,14 @@
 A GPU's KV bandwidth is its NIC's line rate x the NICs it drives (rails) x the share of line
 rate an RDMA read reaches; each number has its source in ``kv_links.json`` beside this module
 (read once, on first use). Bandwidths are decimal: GB/s = 10**9 B/s, Gb/s = 10**9 bit/s.
+
+The same names serve `plan --rate --link NAME`: the fabric between nodes that a collective over
+several NVLink domains crosses (kvplan.perf.layout.SpanningLink). One catalogue, one mapping
+(`KvLink.scale_out`): a fabric's per-GPU bandwidth is this module's (line rate x rails x
+achieved share), its fixed time per NCCL call the latency of the interconnects.json preset its
+`collective` field names (one NCCL call is not one RDMA read: ib-ndr's 25 us there against
+10 us here). The default, ib-ndr, gives interconnects.json's ib-ndr preset's numbers exactly
+(45 GB/s, 25 us): what `plan --rate` priced before the option existed.
 """
 
 from __future__ import annotations
@@ -15,10 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from kvplan._util.errors import InputError
+from kvplan.hardware.interconnect import INTERCONNECTS, Interconnect
 
 DATA_FILE = Path(__file__).with_name("kv_links.json")
 _RATE_UNITS = {"Gb/s": 10**9 // 8, "GB/s": 10**9}
 _FIELDS = {"name", "description", "line_rate", "rails_per_gpu", "achieved", "latency"}
+_OPTIONAL = {"collective"}  # a fabric between nodes: its NCCL collective preset
+DEFAULT_FABRIC = "ib-ndr"  # plan --rate's inter-node fabric when --link is not given
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +41,9 @@ class KvLink:
     achieved: float  # share of the line rate a GPU-to-GPU RDMA read reaches
     latency_s: float  # one transfer's fixed time
     sources: tuple[tuple[str, str], ...] = ()  # (field, source)
+    # The interconnects.json preset of NCCL's collectives over this fabric (None: not a fabric
+    # between nodes with one: EFA, NVLink, PCIe).
+    collective: str | None = None
 
     @property
     def bytes_per_s(self) -> float:
@@ -47,6 +61,21 @@ class KvLink:
             raise InputError(f"--rails: must be >= 1, got {rails}")
         return replace(self, rails_per_gpu=rails, sources=self.sources + (
             ("rails_per_gpu", "given (--rails)"),))
+
+    def scale_out(self) -> Interconnect:
+        """This fabric as the link of a collective over several NVLink domains: the per-GPU
+        bandwidth of this link (`bytes_per_s`, rails counted), the fixed time of one NCCL call
+        of its `collective` preset (module docstring); refused for a link without one."""
+        if self.collective is None:
+            fabrics = ", ".join(n for n, link in _links().items() if link.collective)
+            raise InputError(f"--link {self.name}: not a fabric between nodes with a "
+                             f"collective preset (kv_links.json `collective`); the fabric is "
+                             f"one of {fabrics}")
+        base = INTERCONNECTS[self.collective]
+        return Interconnect(name=self.name, description=self.description,
+                            bytes_per_s=self.bytes_per_s, latency_s=base.latency_s,
+                            source=f"kv_links.json {self.name} (bandwidth); interconnects.json "
+                                   f"{base.name} (latency)")
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
@@ -82,9 +111,15 @@ def _links() -> dict[str, KvLink]:
     out = {}
     for entry in data["links"]:
         where = f"links: {entry.get('name')}"
-        if set(entry) - _FIELDS:
+        if set(entry) - _FIELDS - _OPTIONAL:
             raise ValueError(f"{DATA_FILE.name}: {where}: unknown fields "
-                             f"{sorted(set(entry) - _FIELDS)}")
+                             f"{sorted(set(entry) - _FIELDS - _OPTIONAL)}")
+        collective = None
+        if "collective" in entry:
+            collective = _sourced(entry, "collective", where)["value"]
+            if collective not in INTERCONNECTS:
+                raise ValueError(f"{DATA_FILE.name}: {where}.collective: {collective!r} is no "
+                                 "interconnects.json preset")
         items = {k: _sourced(entry, k, where) for k in _FIELDS - {"name", "description"}}
         achieved = float(items["achieved"]["value"])
         rails = items["rails_per_gpu"]["value"]
@@ -95,12 +130,18 @@ def _links() -> dict[str, KvLink]:
             line_bytes_per_s=_rate(items["line_rate"]["value"], f"{where}.line_rate"),
             rails_per_gpu=rails, achieved=achieved,
             latency_s=_latency(items["latency"]["value"], f"{where}.latency"),
-            sources=tuple((k, items[k]["source"]) for k in sorted(items)))
+            sources=tuple((k, items[k]["source"]) for k in sorted(items)),
+            collective=collective)
     return out
 
 
 def kv_link_names() -> tuple[str, ...]:
     return tuple(_links())
+
+
+def scale_out_link(name: str = DEFAULT_FABRIC, rails: int | None = None) -> Interconnect:
+    """The inter-node fabric `name` (a kv_links.json name, --link) as a collective link."""
+    return get_kv_link(name).with_rails(rails).scale_out()
 
 
 def get_kv_link(name: str) -> KvLink:

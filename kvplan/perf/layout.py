@@ -29,7 +29,8 @@ g GPUs (N = ceil(ranks / g)) and a buffer of S bytes:
                                                                     all-reduced over its own NIC)
 
 one NCCL call's fixed time per level (the presets' latency_s: the scale-up one's, then the
-scale-out one's), each GPU driving its own NIC (the ib-ndr preset: one 400 Gb/s NIC per GPU).
+scale-out one's), each GPU driving its own NIC (the fabric `plan --rate --link` names,
+kvplan.hardware.kv_links.scale_out_link; default ib-ndr: one 400 Gb/s NIC per GPU).
 Other collectives over several domains (the EP all-to-all, the DP gathers' ring halves) take the
 scale-out preset whole, as before. Inside an NVL72 rack a group that spans compute trays is one
 NVLink domain, but its ranks are on different hosts: no custom kernel, NCCL on NVLink (`link`).
@@ -44,11 +45,11 @@ from kvplan._util.errors import InputError
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import (
     GPUS_PER_NODE,
-    INTERCONNECTS,
     Interconnect,
     default_interconnect,
     scale_up_gpus,
 )
+from kvplan.hardware.kv_links import scale_out_link
 from kvplan.model.spec import ModelSpec
 from kvplan.weights.expert_layout import moe_tp_size
 
@@ -62,7 +63,9 @@ class Layout:
     # layers/dp_attention.py compute_dp_attention_world_info); 1: a rank a GPU.
     attn_tp: int = 1
     interconnect: Interconnect | None = None  # None: the GPU's usual scale-up link
-    scale_out: Interconnect = field(default_factory=lambda: INTERCONNECTS["ib-ndr"])
+    # The fabric between domains (plan --rate --link; kvplan.hardware.kv_links.scale_out_link:
+    # ib-ndr, 45 GB/s a GPU and 25 us a call, unless named).
+    scale_out: Interconnect = field(default_factory=scale_out_link)
     # GPUs of one host as the deployment says (plan --rate --gpus-per-node); None: the GPU
     # preset's NVLink domain is one host's (scale_up_gpus).
     node_gpus: int | None = None

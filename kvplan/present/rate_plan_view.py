@@ -82,7 +82,9 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         **({"launch_refused": plan.launch_refused} if plan.launch_refused else {}),
         "servers": None if best is None else best.servers,
         # The GPUs one engine was tried on (TP, or attention DP), and what was not searched.
-        "search": {"engine_gpus": list(plan.sizes), "not_searched": NOT_SEARCHED},
+        "search": {"engine_gpus": list(plan.sizes), "not_searched": NOT_SEARCHED,
+                   # The fabric between nodes, only where --link named another than ib-ndr.
+                   **({"link": plan.link} if plan.link_named else {})},
     }
 
 

@@ -168,7 +168,8 @@ def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
     conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
     layout = Layout(tp=cap.tp, dp_attention=cap.dp_attention, ep=cap.ep if cap.ep > 1 else 1,
                     attn_tp=cap.attention_tp if cap.dp_attention else 1,
-                    node_gpus=inputs.node_gpus)
+                    node_gpus=inputs.node_gpus,
+                    **({} if inputs.scale_out is None else {"scale_out": inputs.scale_out}))
     graph = False if cap.dp_attention or cap.pp > 1 else prefill_graph  # off: DP attn, PP
     return MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
                          eff=engine_efficiency(

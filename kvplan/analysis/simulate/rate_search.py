@@ -35,6 +35,7 @@ from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.hardware.interconnect import Interconnect
 from kvplan.model.spec import ModelSpec
 
 
@@ -166,6 +167,8 @@ class TrialTask:
     # GPUs of one host (--gpus-per-node): the time model's NVLink domain is no larger, and an
     # all-reduce over several takes the inter-node link (kvplan.perf.layout.link).
     node_gpus: int | None = None
+    # The fabric between nodes (plan --rate --link: kv_links.scale_out_link); None: ib-ndr.
+    scale_out: Interconnect | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,7 +192,8 @@ def run_trial(task: TrialTask) -> TrialOutcome:
     try:
         inputs = estimate_inputs(task.spec, context=task.context, gpu=task.gpu, **layout,
                                  **task.estimate_options, **given.estimate_options())
-        sim, _ = setup(task.spec, replace(inputs, node_gpus=task.node_gpus), dp=dp,
+        sim, _ = setup(task.spec, replace(inputs, node_gpus=task.node_gpus,
+                                          scale_out=task.scale_out), dp=dp,
                        async_scheduling=given.async_scheduling, sglang=given.sglang,
                        trtllm=given.trtllm, dp_attention=rank is not None)
     except UnmodelledError as exc:
@@ -210,7 +214,8 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
                 percentile: int = 90, tps: tuple[int, ...] = (1, 2, 4, 8), max_gpus: int = 16,
                 executor: Executor = Executor.local, jobs: int = 1,
                 settings: EngineSettings | None = None, dp_attention: bool = False,
-                gpus_per_node: int = 8, **estimate_options: Any) -> RateSearch:
+                gpus_per_node: int = 8, scale_out: Interconnect | None = None,
+                **estimate_options: Any) -> RateSearch:
     """Try layouts of up to `max_gpus` GPUs, fewest first, on `requests()` (a fresh stream
     each time), stopping at the first that meets the SLOs at `percentile` (50, 90 or 99).
     `executor` / `jobs`: where the layouts are simulated, and how many at once (the next
@@ -220,7 +225,9 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
     defaults). `dp_attention`: also try, for a MoE model, engines whose attention runs
     data-parallel over a GPU count in `tps` (after the plain layouts of each total count: one
     engine, or copies of one filling whole nodes of `gpus_per_node`), in each form the engine
-    runs as simulated (dp_lockstep.attention_dp_engines); a dense model gets none."""
+    runs as simulated (dp_lockstep.attention_dp_engines); a dense model gets none.
+    `scale_out`: the fabric between nodes (kvplan.hardware.kv_links.scale_out_link; None:
+    ib-ndr)."""
     if slo_ttft_ms is None and slo_tpot_ms is None:
         raise InputError("give --slo-ttft-ms and/or --slo-tpot-ms")
     if percentile not in PERCENTILES:
@@ -237,7 +244,8 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
                        engines=s.engines, gpu=gpu,
                        context=context, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                        key=key, estimate_options=estimate_options,
-                       settings=settings or EngineSettings(), node_gpus=gpus_per_node)
+                       settings=settings or EngineSettings(), node_gpus=gpus_per_node,
+                       scale_out=scale_out)
              for s in _layouts(tps, max_gpus, max_dp, attention_dp, gpus_per_node))
     trials = []
     outcomes = map_ordered(run_trial, tasks, executor=executor, jobs=jobs)
