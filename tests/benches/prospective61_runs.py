@@ -25,6 +25,10 @@ shares its model, GPU, layout, engine and release with runs earlier sets evaluat
 (prospective56's SGLang 1,024-token rows, prospective58's MiniMax-M2.5 rows, whose four
 concurrency-1 rows shaped lonepf60's opt-in prompt-host stage): the section says so.
 
+After the sources, the gpt-oss-120b runs as their servers ran (tests/benches/
+prospective61_served.py, sglgptoss64b: the bf16 checkpoint, context and fraction each run's
+server_info records; read after the first evaluation, SHAPED).
+
 Run: python -m tests.benches.prospective61_runs (the section of examples/simulate-bench.md).
 """
 
@@ -244,6 +248,9 @@ def print_section() -> None:
     print_first_rows(part, FREEZE, FIRST_ROWS)
     print(f"\n{finding(part)}")
     print_sources(doc, "prospective61.json")
+    from tests.benches import prospective61_served  # imports this module's DATA
+
+    prospective61_served.print_section()
 
 
 if __name__ == "__main__":

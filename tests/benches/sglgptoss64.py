@@ -233,7 +233,12 @@ any rule written from it: none is).
    model_runner.py:947-948: free memory before minus after the load) where kvplan's estimate
    charges 8.65 GiB (MXFP4 experts), and a pool of 5,519,745 / 5,469,844 / 12,533,773 tokens
    (A100 / H100 / H200) where kvplan's replay has 7.0 / 7.0 / 14.8 M: a capacity miss these
-   runs do not bind; why the load holds 27 GB was not read.
+   runs do not bind; why the load holds 27 GB was not read. Read later (sglgptoss64b,
+   tests/benches/prospective61_served.py): the figure is GiB (utils/common.py:576), the bf16
+   size of a checkpoint without quantization_config (kvplan 27.28 GiB; prospective56_served had
+   found it for the 1,024-token runs), not an upcast (the triton_kernel runner keeps MXFP4);
+   replayed so, kvplan's step at 100 requests is 20.5 / 13.7 / 10.8 ms against the steady
+   19.6-20.5 / 11.7-12.2 / 10.0-10.3 of (1).
 
 Verdict: no rule. The stall is most of the TPOT and TTFT miss, but its cause is read from the
 records, not from code kvplan has read to the line (no compile key, no JIT log is published),
