@@ -63,8 +63,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from kvplan._util.errors import InputError
+from kvplan.engines.moe_shape import ExpertsShapeTables
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,4 +106,19 @@ class MoeGemmShape:
 
     bf16: ExpertsShapeFraction
     fp8: ExpertsShapeFraction
+
+    @staticmethod
+    def of(bf16: tuple[tuple[int, float], ...], fp8: tuple[tuple[int, float], ...]
+           ) -> MoeGemmShape:
+        """The tables from their (rows per expert, fraction) points."""
+        return MoeGemmShape(bf16=ExpertsShapeFraction(rows=tuple(m for m, _ in bf16),
+                                                      fractions=tuple(f for _, f in bf16)),
+                            fp8=ExpertsShapeFraction(rows=tuple(m for m, _ in fp8),
+                                                     fractions=tuple(f for _, f in fp8)))
+
+
+@cache
+def engine_shape(tables: ExpertsShapeTables) -> MoeGemmShape:
+    """An engine's own tables (kvplan.engines.moe_shape, CostTraits.experts_shape)."""
+    return MoeGemmShape.of(tables.bf16, tables.fp8)
 
