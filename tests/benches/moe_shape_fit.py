@@ -126,6 +126,34 @@ def low_rows_lines(rows: list[Row], below: int = 512) -> list[str]:
     return out
 
 
+def engine_vs_pooled_lines(rows: list[Row], least_tokens: int = 512) -> list[str]:
+    """Per card, engine and format, the kernel rows of at least `least_tokens` tokens priced
+    with the pooled table and with the engine's own (kvplan.engines.moe_shape): median ratio
+    kvplan / measured and median |error|. H100's are the fit's rows; H200's held out."""
+    from kvplan.engines.base import Engine
+    from kvplan.perf.efficiency import MOE_GEMM_SHAPE
+    from kvplan.perf.moe_gemm_shape import engine_shape
+    from tests.benches.moe_op_bench import moe_price_s
+
+    out = []
+    for gpu in ("H100", "H200"):
+        for engine in ENGINES:
+            tables = Engine(engine).rules.cost_traits.experts_shape
+            assert tables is not None
+            for quant in ("bfloat16", "fp8_block"):
+                mine = [r for r in rows if r.gpu == gpu and r.engine == engine
+                        and r.quant == quant and r.tokens >= least_tokens]
+                cells = []
+                for shape in (MOE_GEMM_SHAPE, engine_shape(tables)):
+                    ratios = [moe_price_s(r, moe_gemm_shape=shape) * 1e3 / r.measured_ms
+                              for r in mine]
+                    cells.append(f"{statistics.median(ratios):.2f} "
+                                 f"({statistics.median(abs(x - 1) for x in ratios):.1%})")
+                out.append(f"{gpu} {engine} {quant} ({len(mine)} rows): pooled {cells[0]}, "
+                           f"engine {cells[1]}")
+    return out
+
+
 def main() -> None:
     rows = read_rows()
     for quant in ("bfloat16", "fp8_block"):
@@ -139,6 +167,9 @@ def main() -> None:
                     for m, f, how in engine_table(rows, quant, engine, gpu)))
     print("compute-bound cases below 512 rows per expert (of the bucket's cases):")
     for line in low_rows_lines(rows):
+        print("  " + line)
+    print("kernel rows of 512+ tokens, median ratio (median |error|), pooled -> engine table:")
+    for line in engine_vs_pooled_lines(rows):
         print("  " + line)
 
 
