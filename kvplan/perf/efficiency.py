@@ -200,7 +200,9 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   has too few compute-bound cases for taken from the pooled table), chosen by the engine
   (CostTraits.experts_shape, applied by kvplan.perf.engine_traits.engine_efficiency). OPT-IN
   (default False); judged on held-out serving rows by tests/benches/moe_engine64.py, its
-  decision rule stated before the replay.
+  decision rule stated before the replay, NOT met: pooled held-out Hopper agg + prospective
+  TTFT median |error| 37.2 -> 38.6 %, both inside 35 -> 26, TPOT 18.9 -> 20.9 % (the agg held
+  rows alone TTFT 51.5 -> 33.6 %; vLLM's gpt-oss H100 TTFT ratio 1.64 -> 1.31).
 - fp8_dense_gemm 0.48: FITTED, the dense (non-expert) w8a8 FP8 GEMMs' fraction of the FP8
   peak where they are compute-bound, on aiconfigurator's measured GEMM tables (095f58a51,
   tests/data/dense_op/SOURCES.md: the engines' own linear layer, its activation quantization

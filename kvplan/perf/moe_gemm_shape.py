@@ -61,8 +61,10 @@ gives the one fraction per format back.
 Per engine (moeeng64): each engine's own tables, fitted by the same rule on that engine's H100
 rows alone (kvplan.engines.moe_shape, declared in CostTraits.experts_shape; `engine_shape`
 builds them), take the pooled table's place where `Efficiency.moe_gemm_by_engine` is set
-(kvplan.perf.engine_traits.engine_efficiency); OPT-IN, judged on held-out serving rows by
-tests/benches/moe_engine64.py. The low-rows edge: the rule makes a point below 512 rows an
+(kvplan.perf.engine_traits.engine_efficiency); OPT-IN: judged on held-out serving rows by
+tests/benches/moe_engine64.py, its rule not met (pooled held-out TTFT 37.2 -> 38.6 %, both
+inside 35 -> 26), though the H200 kernel rows (held out) come closer in 5 of 6 engine x format
+cells. The low-rows edge: the rule makes a point below 512 rows an
 expert wherever most of a bucket's cases are compute-bound (pooled FP8 at 256; per engine
 SGLang bf16, vLLM and TensorRT-LLM FP8 at 256; moe_shape_fit.low_rows_lines lists the
 compute-bound cases below 512 on every card); below a table's first point its first value holds.

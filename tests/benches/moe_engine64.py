@@ -26,6 +26,41 @@ of rows with both TTFT and TPOT inside disagg_rows.BAND does not fall AND the TP
 |error| grows by at most 0.5 point; otherwise they stay opt-in (`Efficiency(moe_gemm_by_engine=
 True)`) and this docstring records why. Shaped and read rows are reported, never decide.
 
+Evaluation (the rule and sets committed at 42a204e3, the tables frozen at c21ab047, both before
+any row was replayed; both modes ran to the end on the shared host: 63 agg_hopper rows and 127
+prospective runs with ratios; median |error| of the bench's TTFT / TPOT, rows inside
+disagg_rows.BAND, before -> after):
+- HELD OUT, pooled (the decision's rows): 118 rows, 105 moved; TTFT 37.2 % -> 38.6 % (median
+  ratio 0.76 -> 0.69, inside 40 -> 32); TPOT 18.9 % -> 20.9 % (0.87 -> 0.81); both inside
+  35 -> 26.
+  - agg held (34: vLLM 23, SGLang 11; no TensorRT-LLM Hopper row is held out): TTFT 51.5 % ->
+    33.6 % (1.35 -> 1.28), TPOT 14.1 % -> 15.2 %, both inside 11 -> 10. moedefault63's vLLM
+    H100 gpt-oss rows (ISL 1,024): TTFT ratio 1.64 -> 1.31 (63.6 % -> 31.2 %, both inside
+    1 -> 3); vLLM H200 ISL 1,024 (12) 42.4 % -> 33.2 % but both inside 5 -> 3; the vLLM H200
+    ISL 8,000 Qwen3-FP8 rows, priced low already, 45.4 % -> 50.0 %. SGLang: 3 of 11 moved
+    (the others' experts at a fraction both tables share, e.g. block FP8 at <= 256 rows an
+    expert, where SGLang's table is the pooled 0.18).
+  - prospective held (84): TTFT 34.6 % -> 39.3 % (0.69 -> 0.62), TPOT 22.8 % -> 29.5 %, both
+    inside 24 -> 16: vLLM's gpt-oss runs, priced low already (p31 gpt-oss-120b TTFT 18.2 % ->
+    36.4 %, p57 47.3 % -> 56.3 %), get cheaper still; p61's gpt-oss runs come closer (A100 29.5
+    % -> 4.2 %).
+  - by engine (held out): vLLM (94) TTFT 37.2 % -> 39.7 %, TPOT 18.2 % -> 22.1 %, both inside
+    27 -> 19; SGLang (24) TTFT 35.6 % -> 29.8 %, TPOT 20.4 % -> 20.4 %, both 8 -> 7;
+    TensorRT-LLM none held out.
+- READ (vllmlong62's vLLM ISL 8,192 agg rows, 11): TTFT 33.7 % -> 40.8 % (0.79 -> 0.64).
+- SHAPED: agg shaped (18: TensorRT-LLM 17, vLLM 1) TTFT 37.1 % -> 40.1 %, TPOT 23.8 % -> 23.3 %;
+  prospective58 / 61 MiniMax-M2.5 (43, vLLM) TTFT 25.2 % -> 29.4 %, both 21 -> 18.
+
+Decision: the stated rule is NOT met (pooled held-out TTFT +1.4 points, both inside 35 -> 26,
+TPOT +2.0 points): the per-engine tables stay OPT-IN (`Efficiency(moe_gemm_by_engine=True)`;
+moe_gemm_bench mode "engine"). No default rule changed: PREFILL_LAUNCH_FIT and
+LAST_RULE_CHANGE untouched, no page moves. What the kernel rows say instead (held out, H200,
+tests.benches.moe_shape_fit engine_vs_pooled_lines): the engine's own table prices the
+engine's kernel closer in 5 of 6 engine x format cells; the serving rows do not follow because
+vLLM's aggregated rows (overpriced) and the other publishers' vLLM gpt-oss runs (underpriced)
+pull the same experts' fraction opposite ways: the experts' fraction is not what separates
+them.
+
 Run: python -m tests.benches.moe_engine64 --mode before|after SET...  (a JSON line a row)
      python -m tests.benches.moe_engine64 --tables BEFORE.jsonl AFTER.jsonl
 """
