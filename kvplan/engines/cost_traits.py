@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from kvplan.engines.attention_kernel import KvDtypeAttention, SparseMlaKernel, VarlenAttentionKernel
 from kvplan.engines.moe_comm import MoeAllToAllRule
 from kvplan.engines.moe_kernel import MoeKernels
+from kvplan.engines.moe_shape import ExpertsShapeTables
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.engines.router_gemm import RouterGemmRule
 
@@ -58,6 +59,9 @@ class CostTraits:
     moe_all_to_all: MoeAllToAllRule | None = None  # the all-to-all a launch selects (moe_comm)
     prefill_graph: PrefillGraph | None = None  # prefill steps replayed from CUDA graphs, by release
     router_gemm: RouterGemmRule | None = None  # its float32 MoE routers, by release (router_gemm)
+    # Its fused MoE's own experts' fraction by rows per expert (kvplan.engines.moe_shape), in
+    # place of the pooled table where Efficiency.moe_gemm_by_engine is set; None: the pooled.
+    experts_shape: ExpertsShapeTables | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

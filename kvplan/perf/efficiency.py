@@ -195,6 +195,14 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   (CUDA_EFFICIENCY, the one place it is set; `--no-moe-gemm-by-rows` or
   `Efficiency(moe_gemm_shape=None)` turns it off). AMD presets keep None: the tables are H100
   kernels' (Triton / CUTLASS fused MoE), and no ROCm fused-MoE kernel was read for it.
+- moe_gemm_by_engine (moeeng64): each engine's own experts' table in place of the pooled one
+  (kvplan.engines.moe_shape: the same rule on that engine's H100 kernel rows alone, a point it
+  has too few compute-bound cases for taken from the pooled table), chosen by the engine
+  (CostTraits.experts_shape, applied by kvplan.perf.engine_traits.engine_efficiency). OPT-IN
+  (default False); judged on held-out serving rows by tests/benches/moe_engine64.py, its
+  decision rule stated before the replay, NOT met: pooled held-out Hopper agg + prospective
+  TTFT median |error| 37.2 -> 38.6 %, both inside 35 -> 26, TPOT 18.9 -> 20.9 % (the agg held
+  rows alone TTFT 51.5 -> 33.6 %; vLLM's gpt-oss H100 TTFT ratio 1.64 -> 1.31).
 - fp8_dense_gemm 0.48: FITTED, the dense (non-expert) w8a8 FP8 GEMMs' fraction of the FP8
   peak where they are compute-bound, on aiconfigurator's measured GEMM tables (095f58a51,
   tests/data/dense_op/SOURCES.md: the engines' own linear layer, its activation quantization
@@ -421,6 +429,10 @@ class Efficiency:
     # FITTED on kernel tables), in place of `moe_gemm` / `fp8_moe_gemm`. None: those (this
     # class's default; every CUDA device's preset sets it, CUDA_EFFICIENCY).
     moe_gemm_shape: MoeGemmShape | None = None
+    # Each engine's own table (kvplan.engines.moe_shape, CostTraits.experts_shape) in place of
+    # `moe_gemm_shape` where that is set (kvplan.perf.engine_traits.engine_efficiency; moeeng64,
+    # module docstring). False: the pooled table (OPT-IN).
+    moe_gemm_by_engine: bool = False
     # OPT-IN (issue 30): the dense (non-expert) FP8 GEMMs' fraction of the FP8 peak, FITTED on
     # measured GEMM tables (FP8_DENSE_GEMM_FIT, module docstring). None: `fp8_gemm`, today's.
     fp8_dense_gemm: float | None = None

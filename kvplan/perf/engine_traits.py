@@ -14,6 +14,7 @@ from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from kvplan.perf.layout import Layout
+from kvplan.perf.moe_gemm_shape import engine_shape
 from kvplan.perf.op_counts import eager_prefill_ops, graph_prefill_ops
 from kvplan.perf.trtllm_ops import trtllm_eager_prefill_ops
 
@@ -112,7 +113,9 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     --disable-piecewise-cuda-graph). `options` / `spec`: the launch's engine options and the
     model, from which the engine answers where it keeps its dense MLPs and lm_head under DP
     attention (EngineRules.dp_attention_weights) and the MoE all-to-all it runs
-    (CostTraits.moe_all_to_all; None, either: its defaults)."""
+    (CostTraits.moe_all_to_all; None, either: its defaults). Where `eff` prices the experts by
+    the pooled shape table and `moe_gemm_by_engine` is set, the engine's own table
+    (CostTraits.experts_shape) takes its place."""
     rules = Engine(engine).rules
     traits = rules.cost_traits
     eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
@@ -131,6 +134,9 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   moe_a2a=(traits.moe_all_to_all(options, spec)
                            if traits.moe_all_to_all is not None and spec is not None else None),
                   prefill_op_count=traits.prefill_op_count)
+    if eff.moe_gemm_by_engine and eff.moe_gemm_shape is not None and traits.experts_shape:
+        # The engine's own experts' table for the pooled one (kvplan.engines.moe_shape).
+        eff = replace(eff, moe_gemm_shape=engine_shape(traits.experts_shape))
     eager = traits.eager_prefill or enforce_eager
     if not eager:
         return replace(eff, prefill_launch_s=0.0)

@@ -57,14 +57,30 @@ THE DEFAULT since moedefault63, as that rule says: every CUDA device's efficienc
 (kvplan.perf.efficiency.CUDA_EFFICIENCY); AMD presets do not (the tables are NVIDIA H100
 kernels'). `--no-moe-gemm-by-rows` (kvplan.perf.cost_rules) or `Efficiency(moe_gemm_shape=None)`
 gives the one fraction per format back.
+
+Per engine (moeeng64): each engine's own tables, fitted by the same rule on that engine's H100
+rows alone (kvplan.engines.moe_shape, declared in CostTraits.experts_shape; `engine_shape`
+builds them), take the pooled table's place where `Efficiency.moe_gemm_by_engine` is set
+(kvplan.perf.engine_traits.engine_efficiency); OPT-IN: judged on held-out serving rows by
+tests/benches/moe_engine64.py, its rule not met (pooled held-out TTFT 37.2 -> 38.6 %, both
+inside 35 -> 26), though the H200 kernel rows (held out) come closer in 5 of 6 engine x format
+cells. The low-rows edge: the rule makes a point below 512 rows an
+expert wherever most of a bucket's cases are compute-bound (pooled FP8 at 256; per engine
+SGLang bf16, vLLM and TensorRT-LLM FP8 at 256; moe_shape_fit.low_rows_lines lists the
+compute-bound cases below 512 on every card); below a table's first point its first value holds.
+MXFP4 experts (gpt-oss) keep the bf16 table: aiconfigurator 095f58a51 does ship H100 w4a16_mxfp4
+fused-MoE tables with gpt-oss's shapes (vLLM 0.24.0 triton_kernels / Marlin, TensorRT-LLM
+1.2.0rc5, SGLang 0.5.14; H200 vLLM 0.19.0), not extracted or fitted here.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from kvplan._util.errors import InputError
+from kvplan.engines.moe_shape import ExpertsShapeTables
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,4 +120,19 @@ class MoeGemmShape:
 
     bf16: ExpertsShapeFraction
     fp8: ExpertsShapeFraction
+
+    @staticmethod
+    def of(bf16: tuple[tuple[int, float], ...], fp8: tuple[tuple[int, float], ...]
+           ) -> MoeGemmShape:
+        """The tables from their (rows per expert, fraction) points."""
+        return MoeGemmShape(bf16=ExpertsShapeFraction(rows=tuple(m for m, _ in bf16),
+                                                      fractions=tuple(f for _, f in bf16)),
+                            fp8=ExpertsShapeFraction(rows=tuple(m for m, _ in fp8),
+                                                     fractions=tuple(f for _, f in fp8)))
+
+
+@cache
+def engine_shape(tables: ExpertsShapeTables) -> MoeGemmShape:
+    """An engine's own tables (kvplan.engines.moe_shape, CostTraits.experts_shape)."""
+    return MoeGemmShape.of(tables.bf16, tables.fp8)
 

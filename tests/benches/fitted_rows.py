@@ -33,6 +33,7 @@ FITTED_MODULES = (
     "kvplan.engines.vllm.frontend",
     "kvplan.engines.vllm.engine_core",
     "kvplan.engines.sglang.frontend",
+    "kvplan.engines.moe_shape",
 )
 
 

@@ -77,7 +77,9 @@ SETS = fc.SETS
 MODES = {"fitted": {"moe_gemm": efficiency.MOE_GEMM, "fp8_moe_gemm": efficiency.FP8_MOE_GEMM,
                     "moe_gemm_shape": None},
          "shape": {"moe_gemm_shape": efficiency.MOE_GEMM_SHAPE},
-         "flat": {"moe_gemm_shape": None}}
+         "flat": {"moe_gemm_shape": None},
+         # each engine's own table (kvplan.engines.moe_shape; moeeng64)
+         "engine": {"moe_gemm_shape": efficiency.MOE_GEMM_SHAPE, "moe_gemm_by_engine": True}}
 
 
 def moe_fitted(mode: str = "fitted") -> AbstractContextManager[None]:

@@ -76,6 +76,84 @@ def fit_table(rows: list[Row], quant: str, gpu: str = FIT_GPU) -> list[tuple[int
             for ms, vs in pooled for m in ms]
 
 
+ENGINES = ("vllm", "sglang", "trtllm")  # the --engine names of the tables' three backends
+
+
+def pooled_points(quant: str) -> tuple[tuple[int, float], ...]:
+    """The pooled table as committed (kvplan.perf.efficiency.MOE_GEMM_SHAPE_BF16 / _FP8)."""
+    from kvplan.perf.efficiency import MOE_GEMM_SHAPE_BF16, MOE_GEMM_SHAPE_FP8
+
+    return MOE_GEMM_SHAPE_BF16 if quant == "bfloat16" else MOE_GEMM_SHAPE_FP8
+
+
+def engine_table(rows: list[Row], quant: str, engine: str, gpu: str = FIT_GPU
+                 ) -> list[tuple[int, float, str]]:
+    """`engine`'s own `quant` table (moeeng64): fit_table on that engine's rows alone (the
+    same rule: compute-bound cases, a point where most of the bucket's cases are fit cases,
+    adjacent violators pooled); a point the pooled table has and the engine's rows do not
+    (too few of its cases there are compute-bound) takes the pooled table's value, marked
+    "pooled". (rows per expert, fraction, "engine" | "pooled"), by rows; the fractions must
+    not fall with more rows (checked: the merge pools nothing). On a held-out card (H200,
+    B200) the engine's own points only (the pooled table is H100's)."""
+    own = {m: f for m, _, _, f in fit_table([r for r in rows if r.engine == engine], quant, gpu)}
+    merged = {m: (f, "engine") for m, f in own.items()}
+    for m, f in pooled_points(quant) if gpu == FIT_GPU else ():  # held-out cards: own points
+        merged.setdefault(m, (f, "pooled"))
+    out = [(m, f, how) for m, (f, how) in sorted(merged.items())]
+    if any(b[1] < a[1] for a, b in zip(out, out[1:], strict=False)):
+        raise ValueError(f"{engine} {quant}: the merged table falls with more rows: {out}")
+    return out
+
+
+def low_rows_lines(rows: list[Row], below: int = 512) -> list[str]:
+    """Per format, GPU and engine, the buckets under `below` rows per expert: compute-bound
+    cases (the fit's criterion) of the bucket's cases, and whether the rule makes a point."""
+    out = []
+    for quant in ("bfloat16", "fp8_block"):
+        for gpu in ("H100", "H200", "B200"):
+            for engine in ENGINES:
+                mine = [r for r in rows if r.gpu == gpu and r.quant == quant
+                        and r.engine == engine and 1 <= rows_per_expert(r)]
+                every: dict[int, int] = defaultdict(int)
+                for r in mine:
+                    every[bucket_of(r)] += 1
+                bound: dict[int, int] = defaultdict(int)
+                for r in compute_bound(mine):
+                    bound[bucket_of(r)] += 1
+                cells = [f"{b}: {bound[b]}/{every[b]}{' point' if 2 * bound[b] > every[b] else ''}"
+                         for b in sorted(every) if b < below and bound[b]]
+                out.append(f"{quant} {gpu} {engine}: " + (", ".join(cells) or "none"))
+    return out
+
+
+def engine_vs_pooled_lines(rows: list[Row], least_tokens: int = 512) -> list[str]:
+    """Per card, engine and format, the kernel rows of at least `least_tokens` tokens priced
+    with the pooled table and with the engine's own (kvplan.engines.moe_shape): median ratio
+    kvplan / measured and median |error|. H100's are the fit's rows; H200's held out."""
+    from kvplan.engines.base import Engine
+    from kvplan.perf.efficiency import MOE_GEMM_SHAPE
+    from kvplan.perf.moe_gemm_shape import engine_shape
+    from tests.benches.moe_op_bench import moe_price_s
+
+    out = []
+    for gpu in ("H100", "H200"):
+        for engine in ENGINES:
+            tables = Engine(engine).rules.cost_traits.experts_shape
+            assert tables is not None
+            for quant in ("bfloat16", "fp8_block"):
+                mine = [r for r in rows if r.gpu == gpu and r.engine == engine
+                        and r.quant == quant and r.tokens >= least_tokens]
+                cells = []
+                for shape in (MOE_GEMM_SHAPE, engine_shape(tables)):
+                    ratios = [moe_price_s(r, moe_gemm_shape=shape) * 1e3 / r.measured_ms
+                              for r in mine]
+                    cells.append(f"{statistics.median(ratios):.2f} "
+                                 f"({statistics.median(abs(x - 1) for x in ratios):.1%})")
+                out.append(f"{gpu} {engine} {quant} ({len(mine)} rows): pooled {cells[0]}, "
+                           f"engine {cells[1]}")
+    return out
+
+
 def main() -> None:
     rows = read_rows()
     for quant in ("bfloat16", "fp8_block"):
@@ -83,6 +161,16 @@ def main() -> None:
             table = fit_table(rows, quant, gpu)
             print(f"{quant} {gpu}{' (fit)' if gpu == FIT_GPU else ' (held out, same rule)'}: "
                   + ", ".join(f"{m}: {f:.3f} ({n} of {every})" for m, n, every, f in table))
+            for engine in ENGINES:
+                print(f"  {engine}: " + ", ".join(
+                    f"{m}: {f:.3f}{' (pooled)' if how == 'pooled' else ''}"
+                    for m, f, how in engine_table(rows, quant, engine, gpu)))
+    print("compute-bound cases below 512 rows per expert (of the bucket's cases):")
+    for line in low_rows_lines(rows):
+        print("  " + line)
+    print("kernel rows of 512+ tokens, median ratio (median |error|), pooled -> engine table:")
+    for line in engine_vs_pooled_lines(rows):
+        print("  " + line)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from kvplan.engines.base import (
 )
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.moe_shape import SGLANG_EXPERTS_SHAPE
 from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
@@ -159,7 +160,8 @@ class SglangEngine(EngineDefaults):
                              kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION,
                              mla_decode_launches=SGLANG_MLA_DECODE_LAUNCHES,
                              prefill_graph=SGLANG_PIECEWISE_PREFILL,
-                             router_gemm=SGLANG_ROUTER_GEMM)
+                             router_gemm=SGLANG_ROUTER_GEMM,
+                             experts_shape=SGLANG_EXPERTS_SHAPE)  # its own (moe_shape)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
     # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
     # `_derive_context_length` from 0.5.3 (0.5.6 lines 286-315, 0.5.10 379-408): a

@@ -28,6 +28,7 @@ from kvplan.engines.base import (
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.moe_shape import TRTLLM_EXPERTS_SHAPE
 from kvplan.engines.trtllm.architectures import trtllm_served_architecture
 from kvplan.engines.trtllm.budget import (
     BUDGET,
@@ -140,7 +141,8 @@ class TrtllmEngine(EngineDefaults):
     # norm after the MoE), the TP all-reduce kvplan.perf.roofline already counts.
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True, eager_prefill=True,
                              prefill_op_count=PrefillOpCount.trtllm,
-                             moe_kernel=TRTLLM_MOE_KERNELS)  # kvplan.engines.trtllm.moe_kernel
+                             moe_kernel=TRTLLM_MOE_KERNELS,  # kvplan.engines.trtllm.moe_kernel
+                             experts_shape=TRTLLM_EXPERTS_SHAPE)  # its own (moe_shape)
     # The PyTorch backend's capacity + micro-batch scheduler (tensorrt_llm/_torch/pyexecutor/
     # scheduler.py; kvplan.analysis.simulate.trtllm_scheduler; 1.0 - 1.3, trtllm_lines).
     scheduler = Scheduler.capacity_micro_batch

@@ -31,6 +31,7 @@ from kvplan.engines.launch import (
     LaunchSettings,
     layout_text,
 )
+from kvplan.engines.moe_shape import VLLM_EXPERTS_SHAPE
 from kvplan.engines.vllm.architectures import (
     transformers_backend_rotary,
     vllm_served_architecture,
@@ -159,7 +160,8 @@ class VllmEngine:
     # (kvplan.engines.vllm.attention_backend). Its experts: the Triton fused_moe where the
     # release runs it for the format and GPU (kvplan.engines.vllm.moe_kernel.VllmMoeKernels).
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True, attention_kernels=VLLM_ATTENTION_KERNELS,
-                             moe_kernel=VLLM_MOE_KERNELS, router_gemm=VLLM_ROUTER_GEMM)
+                             moe_kernel=VLLM_MOE_KERNELS, router_gemm=VLLM_ROUTER_GEMM,
+                             experts_shape=VLLM_EXPERTS_SHAPE)
     scheduler = Scheduler.mixed_token_budget  # vllm/v1/core/sched/scheduler.py
     # vllm/config/model.py _get_and_verify_max_len, lines 2639-2665: ValueError "User-specified
     # max_model_len (...) is greater than the derived max_model_len" unless the variable is 1.
