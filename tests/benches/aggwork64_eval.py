@@ -107,9 +107,12 @@ def report(before: str, after: str) -> None:
             for paths in (before, after)]
     ids = sorted(set(arms[0]) & set(arms[1]))
     groups: dict[str, list[str]] = defaultdict(list)
+    rows = agg._by_id()
     for i in ids:
         e, isl, _ = arms[1][i]["stratum"]
-        for g in ("all", e, f"{e} ISL {isl}"):
+        host = agg._host(rows[PREFIX + i]) in agg.shaped_hosts()
+        split = "held out, host of shaped disagg rows" if host else "held out"
+        for g in ("all", e, f"{e} ISL {isl}", split):
             groups[g].append(i)
     print("| rows | n before | TTFT err | TPOT err | TTFT ratio | both inside | n after | "
           "TTFT err | TPOT err | TTFT ratio | both inside |")

@@ -19,7 +19,11 @@ flags each InferenceX script states, not the generator's; the bench's assumption
 Since aggwork64 the InferenceX rows are replayed under InferenceX's client workload, as its code
 runs (tests.benches.aiconfig_agg_client: 10 x C requests, lengths uniform in [0.8, 1] x ISL /
 OSL, every request measured; SGLang's --ignore-eos), a harness fix, not a kvplan rule; the
-gap-analysis rows, which state no client, keep the fixed lengths above.
+gap-analysis rows, which state no client, keep the fixed lengths above. Run time (aggwork64): on
+its 120-row subset (tests.benches.aggwork64_eval) 44 -> 148 s of CPU (x 3.4; x 3.1 - 4.7 by
+concurrency band); the InferenceX rows hold 86 % of the replayable rows' C x OSL, so the
+section (and the aggflags54 counterfactual, which replays through replay_on too) takes about
+3x its former time.
 
 A row is counted with why where kvplan does not replay it: TensorRT-LLM (its aggregated
 scheduler is not simulated: `why_not` asks the engine's rules, so once `simulate --engine
@@ -622,6 +626,7 @@ def print_harness(part: list[Replay]) -> None:
             print(h.offset_line(f"{prov}: {backend}, ISL {isl:,}",
                                 [r for r in mine if r.input_len == isl]))
     print(f"\n{h.FINDING}")
+    print(f"\n{aiconfig_agg_client.FINDING}")
     print(f"\n{GPTOSS_HOPPER_FINDING}")
 
 
