@@ -16,6 +16,14 @@ isl + osl + 1500`); every other flag the engine's default (whether the rows ran 
 flags is not recorded, as for the disaggregated rows). Read later (aggvllmttft55,
 tests.benches.aiconfig_harness): most rows are InferenceX's runs, the engine's own server at
 flags each InferenceX script states, not the generator's; the bench's assumptions stay frozen.
+Since aggwork64 the InferenceX rows are replayed under InferenceX's client workload, as its code
+runs (tests.benches.aiconfig_agg_client: 10 x C requests, lengths uniform in [0.8, 1] x ISL /
+OSL, every request measured; SGLang's --ignore-eos), a harness fix, not a kvplan rule; the
+gap-analysis rows, which state no client, keep the fixed lengths above. Run time (aggwork64): on
+its 120-row subset (tests.benches.aggwork64_eval) 44 -> 148 s of CPU (x 3.4; x 3.1 - 4.7 by
+concurrency band); the InferenceX rows hold 86 % of the replayable rows' C x OSL, so the
+section (and the aggflags54 counterfactual, which replays through replay_on too) takes about
+3x its former time.
 
 A row is counted with why where kvplan does not replay it: TensorRT-LLM (its aggregated
 scheduler is not simulated: `why_not` asks the engine's rules, so once `simulate --engine
@@ -78,10 +86,12 @@ from kvplan._util.versions import version_key
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.run import SimSetup, setup
+from kvplan.analysis.simulate.sglang_scheduler import SglangOptionsSim
 from kvplan.engines.base import Engine
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
 from tests.benches import (
+    aiconfig_agg_client,
     aiconfig_agg_dp,
     aiconfig_agg_trtep,
     aiconfig_harness,
@@ -89,7 +99,7 @@ from tests.benches import (
     aiconfig_sglang_nightly,
     disagg_rows,
 )
-from tests.benches.aiconfig_agg_loop import ROUNDS, row_run, steady
+from tests.benches.aiconfig_agg_loop import ROUNDS, row_run, steady  # noqa: F401 (agg.steady)
 from tests.benches.aiconfig_agg_text import (
     AGGMORE_FINDING,
     FINDING,
@@ -337,9 +347,11 @@ def _spec(config: str) -> ModelSpec:
 
 @cache
 def _setup(model: str, precision: str, system: str, backend: str, version: str, tp: int,
-           ep: int, context: int, dp: int = 1, frontend: bool = False) -> SimSetup:
+           ep: int, context: int, dp: int = 1, frontend: bool = False,
+           ignore_eos: bool = False) -> SimSetup:
     """`dp` > 1: that many attention-DP ranks of `tp` GPUs (tests.benches.aiconfig_agg_dp);
-    `frontend`: with the API server's fitted CPU stage (`simulate --frontend`)."""
+    `frontend`: with the API server's fitted CPU stage (`simulate --frontend`); `ignore_eos`:
+    SGLang's requests sent with ignore_eos (aiconfig_agg_client.ignore_eos)."""
     config, kv_dtype, _ = AGG_MODELS[(model, precision)]
     spec = _spec(config)
     rank = (aiconfig_agg_dp.rank_layout(backend, tp, dp, 1, ep) if dp > 1 else None)
@@ -348,7 +360,8 @@ def _setup(model: str, precision: str, system: str, backend: str, version: str, 
                              engine_version=version,
                              **({"ep": ep} if rank is None else {"ep": rank.ep,
                                                                 "dp_attention": rank.dp_attention}))
-    sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1, frontend=frontend)
+    sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1, frontend=frontend,
+                   sglang=SglangOptionsSim(ignore_eos=True) if ignore_eos else None)
     return sim
 
 
@@ -357,7 +370,8 @@ def row_setup(row: dict[str, str], version: str, *, frontend: bool = False) -> S
     max model length of ISL + OSL + CONTEXT_PAD (module docstring)."""
     tp, dp, _, ep = aiconfig_agg_dp.as_run(row, layout(row))  # the layout as run (vllmdpep56)
     return _setup(row["model_path"], row["precision"], row["system"], row["backend"], version,
-                  tp, ep, int(row["isl"]) + int(row["osl"]) + CONTEXT_PAD, dp, frontend)
+                  tp, ep, int(row["isl"]) + int(row["osl"]) + CONTEXT_PAD, dp, frontend,
+                  aiconfig_agg_client.ignore_eos(row))
 
 
 def replay(row: dict[str, str]) -> Replay:
@@ -387,10 +401,11 @@ def replay_on(row: dict[str, str], sim: Callable[[], SimSetup], cohort: str) -> 
     if why:
         return Replay(**base, why_not=why)
     try:
-        result = row_run(row, sim())
+        # The row's client's workload and statistic (aiconfig_agg_client, aggwork64).
+        result = row_run(row, sim(), aiconfig_agg_client.requests(row))
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses: {str(e).splitlines()[0]}")
-    ttft, tpot, _ = steady(list(result.finished), conc)
+    ttft, tpot, _ = aiconfig_agg_client.measure(row, list(result.finished))
     return Replay(**base, ttft_ms=ttft, tpot_ms=tpot)
 
 
@@ -522,9 +537,14 @@ def print_section() -> None:
           "tests/data/sim_to_real/aiconfigurator_agg.csv.gz, frozen with its selection rule "
           "(tests/data/sim_to_real/SOURCES.md) before kvplan was run on any of them), each "
           "replayed once by tests/benches/aiconfig_agg_runs.py in `kvplan simulate`'s machinery "
-          f"as a closed loop at the row's concurrency ({ROUNDS} requests per user; each user's "
-          f"first and last not measured; rows past {WORK_BOUND:,} decode tokens not replayed, "
-          "the bench's CPU bound), every engine "
+          "as a closed loop at the row's concurrency: an InferenceX row under InferenceX's "
+          f"client workload ({aiconfig_agg_client.PROMPTS_PER_USER} requests per user, each "
+          f"prompt's and output's length uniform in [{aiconfig_agg_client.RANGE_RATIO}, 1] x "
+          "ISL / OSL, every request measured: tests/benches/aiconfig_agg_client.py), the "
+          f"gap-analysis rows (no client stated) at the fixed ISL / OSL ({ROUNDS} requests per "
+          f"user; each user's first and last not measured); rows past {WORK_BOUND:,} decode "
+          f"tokens at {ROUNDS} requests per user not replayed, the bench's CPU bound; every "
+          "engine "
           "flag at its default, --max-model-len ISL + OSL + 1,500 (aiconfigurator's generator). "
           f"Replayed: {len(done):,}. Inside means "
           f"predicted / measured within [{BAND[0]}, {BAND[1]}]; the medians are of |predicted / "
@@ -606,6 +626,7 @@ def print_harness(part: list[Replay]) -> None:
             print(h.offset_line(f"{prov}: {backend}, ISL {isl:,}",
                                 [r for r in mine if r.input_len == isl]))
     print(f"\n{h.FINDING}")
+    print(f"\n{aiconfig_agg_client.FINDING}")
     print(f"\n{GPTOSS_HOPPER_FINDING}")
 
 

@@ -13,43 +13,30 @@ length drawn uniformly from [int(0.8 ISL), ISL] and each output's from [int(0.8 
 measured (the start-up burst and the drain included). Drawn here with a fixed seed (the
 client's numpy draws are not recorded; the distribution is what matters). The warm-up requests
 precede the measured run and are not simulated (they leave no state: prefix caching does not
-carry over between random prompts).
+carry over between random prompts). Written once since aggwork64 in
+tests.benches.aiconfig_agg_client (the bench replays every InferenceX row with it); re-exported
+here under the same names.
 
 Run: python -m tests.benches.aiconfig_harness_replay (a few minutes of CPU).
 """
 
 from __future__ import annotations
 
-import random
 import statistics
 import sys
 
 from kvplan._util.errors import KvplanError
-from kvplan.analysis.simulate.workload import RequestSpec
 from tests.benches import aiconfig_agg_runs as agg
 from tests.benches import aiconfig_harness
+from tests.benches.aiconfig_agg_client import (  # noqa: F401  (re-exported: the studies' name)
+    PROMPTS_PER_USER,
+    RANGE_RATIO,
+    SEED,
+    sample_uniform,
+    workload,
+)
 from tests.benches.aiconfig_agg_loop import row_run
 from tests.benches.disagg_rows import stated_concurrency
-
-RANGE_RATIO = 0.8  # .github/workflows/benchmark-tmpl.yml:67 RANDOM_RANGE_RATIO
-PROMPTS_PER_USER = 10  # the scripts' --num-prompts $(( CONC * 10 ))
-SEED = 0
-
-
-def sample_uniform(length: int, n: int, rng: random.Random) -> list[int]:
-    """benchmark_serving.py:112-117: n lengths uniform over [int(length x RANGE_RATIO),
-    length], both ends included (np.random.randint(lower, upper + 1))."""
-    lower = int(length * RANGE_RATIO)
-    return [rng.randint(lower, length) for _ in range(n)]
-
-
-def workload(isl: int, osl: int, concurrency: int, seed: int = SEED) -> list[RequestSpec]:
-    """InferenceX's requests for one row, in send order (module docstring)."""
-    rng = random.Random(seed)
-    n = PROMPTS_PER_USER * concurrency
-    prompts, outputs = sample_uniform(isl, n, rng), sample_uniform(osl, n, rng)
-    return [RequestSpec(arrival_s=0.0, prompt_len=p, output_len=o)
-            for p, o in zip(prompts, outputs, strict=True)]
 
 
 def harness_ttft(row: dict[str, str]) -> tuple[float, float] | None:
