@@ -43,6 +43,7 @@ def _replayed(row: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> list:  # 
 
 
 def test_inferencex_row_gets_the_clients_workload(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agg, "CLIENT_WORKLOAD", True)  # off on the page (CI's time)
     row = _first(aiconfig_harness.INFERENCEX_ROWS)
     isl, osl, conc = int(row["isl"]), int(row["osl"]), stated_concurrency(row) or 0
     reqs = _replayed(row, monkeypatch)
@@ -53,7 +54,14 @@ def test_inferencex_row_gets_the_clients_workload(monkeypatch: pytest.MonkeyPatc
     assert all(q.arrival_s == 0.0 for q in reqs)  # rate inf under --max-concurrency
 
 
+def test_the_pages_replay_keeps_fixed_lengths(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CLIENT_WORKLOAD is off on the page: an InferenceX row is replayed at the fixed lengths.
+    assert agg.CLIENT_WORKLOAD is False
+    assert _replayed(_first(aiconfig_harness.INFERENCEX_ROWS), monkeypatch) is None
+
+
 def test_gap_analysis_row_keeps_fixed_lengths(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agg, "CLIENT_WORKLOAD", True)
     row = next(r for r in agg.rows() if aiconfig_harness.provenance(r)
                != aiconfig_harness.INFERENCEX_ROWS and not agg.why_not(r))
     assert _replayed(row, monkeypatch) is None  # row_run's ROUNDS x C fixed-length requests
