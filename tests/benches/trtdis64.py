@@ -34,9 +34,9 @@ TTFT low / in / high, median TTFT ratio):
 Matching a recipe or not, the context step's prompts and the context workers' count do not
 separate the misses. The largest class is the load above 1,024 users: 21 of its 22 rows miss
 (12 low, 9 high), a third of the misses, every one with attention-DP generation ranks. It is a
-queue, not a per-prompt cost: the measured TTFT there is 1.4-39 s (30-1,000 decode steps).
+queue, not a per-prompt cost: the measured TTFT there is 1.4-39 s (57-1,220 decode steps).
 Next, two per-prompt costs flat in load: the FP8 context servers (B200 / H200 FP8 at 17-1,024
-users, TTFT 0.37-0.70, 15-130 decode steps short; disagg_miss63 and trtctx62 read it: the
+users, TTFT 0.37-0.70, 15-135 decode steps short; disagg_miss63 and trtctx62 read it: the
 block-FP8 kernels' rate, closed by the opt-in fitted fractions only), and seven rows at 3-60
 users whose recipes seat 1-4 requests a generation worker, six at OSL 8,192 (TTFT ratio
 0.00-0.18, the measured TTFT 111-5,101 decode steps: the wait for a seat trtseat58 left open).
@@ -258,6 +258,7 @@ def lines(rows: list[PageRow]) -> list[str]:
 def kv_lines() -> list[str]:
     """The recipe-matched FP8 rows replayed without and with `_trt_recipe_kv`."""
     from tests.benches.disagg_rows import (
+        _why_not,
         prospective_rows,
         replay,
         stated_concurrency,
@@ -267,8 +268,8 @@ def kv_lines() -> list[str]:
     shaped = set(_AIC_PROSPECTIVE_TRTDIS64)
     before, after, ids = [], [], []
     for row in prospective_rows():
-        if row["backend"] != "trtllm" or row["precision"] != "fp8" or stated_concurrency(
-                row) is None or trt_context_recipe(row) is None:
+        if row["backend"] != "trtllm" or row["precision"] != "fp8" or _why_not(
+                row, stated_concurrency(row), prospective=True) or trt_context_recipe(row) is None:
             continue
         a, b = replay(row, prospective=True, recipe_kv=False), replay(row, prospective=True)
         if a.replayed and b.replayed:
