@@ -430,7 +430,8 @@ def generator_prefill(batching: PrefillBatching, *, dp_attention: bool) -> Prefi
 def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, sglang_recipe: tuple[str, str] | None = None,
-           trt_context: tuple[str, str] | None = None, deepep: bool = True) -> _Setup:
+           trt_context: tuple[str, str] | None = None, deepep: bool = True,
+           trt_kv: bool = True) -> _Setup:
     """`gather` / `decode_gather` / `logits_gather` False: a setup whose times are only ever
     taken under `_no_gather` / `_no_logits_gather`. `generator`: the prefill batching at
     aiconfigurator's generated flags (`generator_prefill`). `sglang_recipe`: (path, commit) of
@@ -438,7 +439,9 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     (`sglang_recipe_settings`). `trt_context`: (path, commit) of the srt-slurm recipe version a
     TensorRT-LLM row ran, whose context server's max_batch_size / max_num_tokens set the prefill
     steps and whose roles' max_num_tokens size the memory (`_trt_recipe_tokens`). `deepep`
-    False: an SGLang recipe's DeepEP roles without their DeepEP flags (`_with_role`)."""
+    False: an SGLang recipe's DeepEP roles without their DeepEP flags (`_with_role`). `trt_kv`
+    False: a TensorRT-LLM recipe's roles at MODELS's KV dtype, not the recipe's
+    kv_cache_config.dtype (`_trt_recipe_kv`)."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']};" + row.get(
         "silicon_data_source", "")
@@ -450,6 +453,8 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     trt = srt_slurm_recipes.by_version(*trt_context) if trt_context is not None else None
     if trt is not None:
         req, p_req = _trt_recipe_tokens(req, trt.decode), _trt_recipe_tokens(p_req, trt.prefill)
+        if trt_kv:
+            req, p_req = _trt_recipe_kv(req, trt.decode), _trt_recipe_kv(p_req, trt.prefill)
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
@@ -499,6 +504,25 @@ def _trt_recipe_tokens(req: DisaggRequest, role: srt_slurm_recipes.RoleSettings
     rounding, `_trtllm_tokens`): it sizes the estimation run and, under attention DP, the MoE
     all-to-all workspace (kvplan.engines.trtllm.moe_alltoall)."""
     return replace(req, extra={**req.extra, "max_num_batched_tokens": role.max_num_tokens})
+
+
+RECIPE_KV_COMMIT = "trtdis64"  # a TensorRT-LLM recipe's kv_cache_config.dtype (`_trt_recipe_kv`)
+
+
+def _trt_recipe_kv(req: DisaggRequest, role: srt_slurm_recipes.RoleSettings) -> DisaggRequest:
+    """A TensorRT-LLM role's request at its recipe's KV-cache dtype (trtdis64): every matched
+    srt-slurm version sets `kv_cache_config: dtype: fp8` on both roles (NVIDIA/srt-slurm
+    recipes/trtllm/*, trtllm_config.prefill / decode, at each version's commit; all 141), and
+    TensorRT-LLM's PyTorch backend then holds the cache at 1 byte an element
+    (kvplan.engines.trtllm.kv_dtype: pyexecutor/_util.py get_cache_size_per_token,
+    has_fp8_kv_cache), where MODELS keeps the FP8 DeepSeek checkpoints' `auto` (bf16: their
+    config declares no kv_cache_quant_algo). It sizes each role's pool (the generation ranks'
+    seats at the I + O reservation, `decode_max_seqs`), the decode step's KV reads and the
+    transfer's bytes. "auto" or unset: MODELS's dtype, unchanged. Not applied: TensorRT-LLM's
+    FP8 context MLA that an FP8 cache turns on (trtctx62's counterfactual; an engine rule)."""
+    if role.kv_cache_dtype in (None, "auto") or role.kv_cache_dtype == req.kv_dtype:
+        return req
+    return replace(req, kv_dtype=role.kv_cache_dtype)
 
 
 def _recipe_batching(batching: PrefillBatching, srt: srt_slurm_sglang.SglangRecipe,
@@ -571,8 +595,8 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
             recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
             deepep: bool = True, client: bool = True,
-            lengths: bool = True, routing: bool = False, recv_interval: bool = True
-            ) -> tuple[float | None, float | None, float]:
+            lengths: bool = True, routing: bool = False, recv_interval: bool = True,
+            recipe_kv: bool = True) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -600,7 +624,9 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     `lengths` False: sa-bench's requests all at the row's ISL / OSL, not its --random-range-ratio
     0.8 draw (before rangeratio60: disagg_client.client); the bench's counterfactual only.
     `recv_interval` False: an SGLang recipe's decode --scheduler-recv-interval not applied
-    (`_recipe_recv`, before disagg63); the bench's counterfactual only."""
+    (`_recipe_recv`, before disagg63); the bench's counterfactual only. `recipe_kv` False: a
+    TensorRT-LLM recipe's roles at MODELS's KV dtype, not its kv_cache_config.dtype
+    (`_trt_recipe_kv`, before RECIPE_KV_COMMIT); the bench's counterfactual only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
@@ -608,7 +634,8 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
                         generator=generator, input_budget=input_budget,
                         recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
                         recipe_context=recipe_context, deepep=deepep, client=client,
-                        lengths=lengths, routing=routing, recv_interval=recv_interval)
+                        lengths=lengths, routing=routing, recv_interval=recv_interval,
+                        recipe_kv=recipe_kv)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -652,13 +679,13 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
              input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
              recipe_context: bool = True, deepep: bool = True, client: bool = True,
              lengths: bool = True,
-             routing: bool = False, recv_interval: bool = True
+             routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True
              ) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
     trt = trt_context_recipe(row) if recipe_context else None
     st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator,
                 (srt.path, srt.commit) if srt is not None else None,
-                (trt.path, trt.commit) if trt is not None else None, deepep)
+                (trt.path, trt.commit) if trt is not None else None, deepep, recipe_kv)
     batching = st.batching
     if recipe_seats and batching is not None:
         batching = replace(batching, decode_max_seqs=decode_max_seqs(row, st))
@@ -721,7 +748,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            recipe_seats: bool = True, sglang_recipe: bool = True,
            recipe_context: bool = True, deepep: bool = True, client: bool = True,
            lengths: bool = True,
-           routing: bool = False, recv_interval: bool = True) -> Replay:
+           routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -741,7 +768,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       sglang_recipe=sglang_recipe,
                                       recipe_context=recipe_context, deepep=deepep,
                                       client=client, lengths=lengths, routing=routing,
-                                      recv_interval=recv_interval)
+                                      recv_interval=recv_interval, recipe_kv=recipe_kv)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -794,10 +821,12 @@ def prospective_replays() -> list[Replay]:
 # worker instead of the least-loaded one (disaggwhy59, disagg_client.routing; default at
 # 4121cdc6, off since); `lengths`=False, sa-bench's requests all at the row's ISL / OSL instead
 # of its --random-range-ratio 0.8 draw (rangeratio60, disagg_client.client); `recv_interval`=False,
-# an SGLang recipe's decode --scheduler-recv-interval not applied (disagg63, `_recipe_recv`).
+# an SGLang recipe's decode --scheduler-recv-interval not applied (disagg63, `_recipe_recv`);
+# `recipe_kv`=False, a TensorRT-LLM recipe's roles at MODELS's KV dtype instead of its
+# kv_cache_config.dtype (trtdis64, `_trt_recipe_kv`).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
             "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep", "client",
-            "routing", "lengths", "recv_interval")
+            "routing", "lengths", "recv_interval", "recipe_kv")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

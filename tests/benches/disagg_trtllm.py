@@ -212,6 +212,28 @@ TTFT61_TEXT = (
     "fitted, and these rows are read.",
     "")
 
+# trtdis64's rule (commit 3b43e0fd): written after the Little's-law split of the rows above
+# 1,024 users was read (11 FP8 rows: fitted_rows SHAPED_BY); the figures before it recomputed by
+# `replayed_with(..., recipe_kv=False)` over the 58 rows it moves (tests/benches/trtdis64.py).
+KV64_TEXT = (
+    "Shaped since trtdis64 (commit 3b43e0fd; frozen before any row was replayed with it, "
+    "written after the split of the rows above 1,024 users by Little's law was read: 11 "
+    "FP8 rows shaped it, tests/benches/fitted_rows.py SHAPED_BY; tests/benches/trtdis64.py): "
+    "a recipe-matched row's roles run the recipe's KV-cache dtype (disagg_rows._trt_recipe_kv:"
+    " `kv_cache_config: dtype: fp8` on both roles in all 141 srt-slurm versions, read at their"
+    " commits), where the FP8 DeepSeek checkpoints' rows kept a bf16 KV cache (the "
+    "checkpoint's `auto`); it doubles those roles' pools, halves the transfer and the decode "
+    "step's KV reads. The 58 matched FP8 rows move, no other (the FP4 checkpoint's KV is FP8 "
+    "already; the 11 unmatched FP8 rows keep bf16). Before it over the 123: both 55; TTFT "
+    "alone 63; TPOT alone 95. Over the 58: both 25 -> 27, TTFT 29 -> 30, TPOT 44 -> 47, "
+    "median ratio TTFT 0.81 -> 0.75, TPOT 0.94 -> 0.92 (held out of its 11 shaping rows: 47 "
+    "rows, both 25 -> 27, TTFT 29 -> 30, TPOT 37 -> 38; shaping: 0 / 0 / 7 -> 0 / 0 / 9). "
+    "The rows whose generation pool bound below the recipe's seats come down from far above "
+    "the measured TTFT to below it (gb200 fp8 cfg435 c8192 16.16 -> 0.47, cfg416 c6144 2.10 "
+    "-> 0.29, b200 fp8 cfg549 c4096 1.44 -> 0.61, h200 cfg673 c512 4.32 -> 0.83, h100 cfg503 "
+    "c154 1.30 -> 0.29), their TPOT toward the measured (0.59-0.84 -> 0.70-0.91).",
+    "")
+
 # trtseat58's rule (commit 306a8a89, issue 29): written after these rows' misses were read
 # (the measured seated counts of tests.benches.disagg_trtllm_seats), so they shaped it
 # (tests/benches/fitted_rows.py SHAPED_BY). The figures before it are this page's at its parent
@@ -483,6 +505,7 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
                    f"{_medians(group)}")
     out += ["", *_split(done)]
     out += ["", *SHAPED_TEXT, *A2A_TEXT, *PREFILL_TEXT, *SEATS_TEXT, *CONTEXT_TEXT, *TTFT61_TEXT,
+            *KV64_TEXT,
             *seat_lines(done),
             *CHECKED_TEXT, *gap_lines(done),
             *load_lines(done),

@@ -772,6 +772,21 @@ _AIC_PROSPECTIVE_RANGE60 = tuple(f"aiconfigurator dsr1_{run}" for run in (
     *(f"gb300_trtllm_fp4_disagg_1024x1024_c{c}_cfg417" for c in (12, 48, 96, 192)),
     "gb300_trtllm_fp4_disagg_8192x1024_c12_cfg417"))
 
+# The recipe-matched FP8 TensorRT-LLM rows above 1,024 users (disagg-bench 3j) whose Little's-law
+# split (tests/benches/trtdis64.py) was read before trtdis64's rule: kvplan's generation ranks
+# seated fewer than the measured (gb200 fp8 cfg435 c8192: its bf16 pool 161 of 256 seats).
+_AIC_PROSPECTIVE_TRTDIS64 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    "b200_trtllm_fp8_disagg_1024x1024_c1920_cfg564",
+    "b200_trtllm_fp8_disagg_1024x1024_c4096_cfg549",
+    "gb200_trtllm_fp8_disagg_1024x1024_c6144_cfg416",
+    "gb200_trtllm_fp8_disagg_1024x8192_c2048_cfg375",
+    "gb200_trtllm_fp8_disagg_1024x8192_c8192_cfg435",
+    "gb300_trtllm_fp8_disagg_1024x1024_c12288_cfg418",
+    *(f"gb300_trtllm_fp8_disagg_1024x8192_c{c}_cfg488" for c in (4096, 8192)),
+    "h200_trtllm_fp8_disagg_1024x1024_c1152_cfg321",
+    "h200_trtllm_fp8_disagg_1024x1024_c1536_cfg336",
+    "h200_trtllm_fp8_disagg_1024x1024_c3584_cfg328"))
+
 _AIC_AGG_VLLM_DP = tuple(f"aiconfigurator {run}" for run in (
     "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c16_tp4_ep4_1317",
     "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c32_tp4_ep4_1295",
@@ -1423,6 +1438,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "evaluation: 3a / 3b / 3j both inside 19 / 23 / 28 -> 17 / 17 / 36 of 42 / 52 / "
                 "123, median TTFT ratio 0.81 / 0.86 / 0.88 -> 0.74 / 0.77 / 0.76",
            rows=_AIC_PROSPECTIVE_RANGE60),
+    Shaped(commit="3b43e0fd",
+           rule="a recipe-matched TensorRT-LLM row's roles at the srt-slurm recipe's "
+                "kv_cache_config.dtype (fp8 on both roles in all 141 versions; "
+                "disagg_rows._trt_recipe_kv), where the replay kept the FP8 DeepSeek "
+                "checkpoints' bf16 KV; read after trtdis64's Little's-law split of the 3j rows "
+                "above 1,024 users (gb200 fp8 cfg435 c8192: kvplan's pool 161 of 256 seats, the "
+                "measured 251 seated). Frozen before any row was replayed with it; it moves the "
+                "64 matched FP8 rows only (tests/benches/trtdis64.py RESULT)",
+           rows=_AIC_PROSPECTIVE_TRTDIS64),
     Shaped(commit="36468964",
            rule="SGLang 0.5.10 on replays prefill steps from piecewise CUDA graphs by default "
                 "(server_args.py:637 disable_piecewise_cuda_graph = False; "
