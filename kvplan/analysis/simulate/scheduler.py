@@ -28,6 +28,8 @@ arrives while step k runs is first scheduled in step k+2, one step later than sy
 step scheduled after the engine was idle sees every arrival up to its own start. Its tokens
 still reach the client when their step ends (the engine blocks on step k while k+1 runs). Not
 modelled: a request finished in step k keeps its seat and blocks while step k+1 is scheduled.
+A closed loop's reply to a finish in step k is not taken by the scheduling at step k's end
+while the engine has work (kvplan.analysis.simulate.step_boundary): step k+2, async k+3.
 
 Before the engine: a server whose tokenizer batches prompts (`SchedulerConfig.tokenizer_batching`,
 vLLM's API server from 0.11 to 0.23: kvplan.engines.vllm.frontend) hands a request to the engine
