@@ -7,7 +7,7 @@ import pytest
 
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator
-from kvplan.analysis.simulate.sglang_scheduler import SglangSimulator
+from kvplan.analysis.simulate.sglang_scheduler import SglangSchedule, SglangSimulator
 from kvplan.analysis.simulate.step_boundary import taken
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSimulator
 from kvplan.analysis.simulate.workload import RequestSpec
@@ -28,11 +28,14 @@ class _FixedStep:
         return STEP_S
 
 
-def _ttfts(specs: list[RequestSpec], concurrency: int, *, lookahead: bool) -> list[float]:
+def _ttfts(specs: list[RequestSpec], concurrency: int, *, lookahead: bool,
+           sglang: bool = False) -> list[float]:
     pool = KVPool(64, (GroupRule(kind="full", block_size=16),), caching=False)
-    sim = Simulator(pool, SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=512,
-                                          max_model_len=64, async_scheduling=lookahead),
-                    _FixedStep(), bulk_decode=False)
+    config = SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=512, max_model_len=64,
+                             async_scheduling=lookahead)
+    sim = (SglangSimulator(pool, config, _FixedStep(), SglangSchedule(
+        chunked_prefill_size=512, max_running_requests=8)) if sglang
+        else Simulator(pool, config, _FixedStep(), bulk_decode=False))
     state = sim.run(specs, concurrency=concurrency)
     done = sorted(state.finished, key=lambda r: r.rid)
     return [round((r.first_token_s - r.sent_s) * 1e3, 6) for r in done]
@@ -55,6 +58,19 @@ TWO_USERS = [RequestSpec(arrival_s=0.0, prompt_len=8, output_len=1),
                                                  (True, [10.0, 10.0, 30.0])])
 def test_reply_waits_for_the_step_after_the_finish(lookahead: bool, want: list[float]) -> None:
     assert _ttfts(TWO_USERS, 2, lookahead=lookahead) == want
+    # SGLang's loop (normal / overlap) gives the same steps by the same derivation.
+    assert _ttfts(TWO_USERS, 2, lookahead=lookahead, sglang=True) == want
+
+
+@pytest.mark.parametrize(("lookahead", "want"), [(False, [10.0, 10.0, 10.0]),
+                                                 (True, [10.0, 10.0, 20.0])])
+def test_without_the_rule_the_reply_took_the_next_step(
+        monkeypatch: pytest.MonkeyPatch, lookahead: bool, want: list[float]) -> None:
+    # The old order (`seen <= cutoff`): R2 in step 2 (sync) / step 3 (async), one step early.
+    for engine in (Simulator, SglangSimulator):
+        monkeypatch.setattr(engine, "finish_reply_misses_next_step", False)
+    assert _ttfts(TWO_USERS, 2, lookahead=lookahead) == want
+    assert _ttfts(TWO_USERS, 2, lookahead=lookahead, sglang=True) == want
 
 
 @pytest.mark.parametrize("lookahead", [False, True])
