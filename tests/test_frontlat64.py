@@ -70,20 +70,25 @@ def test_measured_latency() -> None:
     assert f.measured_latency_ms(100_000) == f.latency_point_ms(4096)
 
 
-def test_the_tie_moves_a_batcherless_replay() -> None:
-    """The candidate tie rule's mechanism (FINDING (1)): without the tokenizer batcher a closed
-    loop's replacement, sent at its predecessor's step end, is taken by the scheduling at that
-    instant; a delay of 1 us (no time, only the order) puts it a step later, and the replay's
-    mean TTFT grows (117.2 -> 152.2 ms async in the FINDING)."""
+def test_the_tie_moves_a_batcherless_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tie rule's mechanism (FINDING (1)), made a rule by frontlat64b (kvplan.analysis.
+    simulate.step_boundary): without the tokenizer batcher a closed loop's replacement, sent at
+    its predecessor's step end, is no longer taken by the scheduling at that instant, so the
+    replay gives what a 1 us delay gave (152.2 ms async); with the rule turned off, the old
+    117.2 ms comes back, and the 1 us delay still gives 152.2."""
     from dataclasses import replace
 
+    from kvplan.analysis.simulate.scheduler import Simulator
     from kvplan.engines.vllm.frontend import ApiServerCost
     from tests.benches import wave63
 
     run = {r["id"]: r for r in wave63.runs()}[f.TIE_RUN]
     base = wave63._setup(run, frontend=False)
     sch = replace(base.scheduler, tokenizer_batching=None)
+    ruled = wave63.replay(run, replace(base, scheduler=sch))
+    monkeypatch.setattr(Simulator, "finish_reply_misses_next_step", False)
     tied = wave63.replay(run, replace(base, scheduler=sch))
     broken = wave63.replay(run, replace(base, scheduler=replace(sch, api_server=ApiServerCost(
         s_per_request=0.0, s_per_prompt_token=0.0, latency_s=f.TIE_S, source="test"))))
     assert round(tied.ttft_ms, 1) == 117.2 and round(broken.ttft_ms, 1) == 152.2
+    assert round(ruled.ttft_ms, 1) == 152.2

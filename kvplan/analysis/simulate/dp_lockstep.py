@@ -53,6 +53,7 @@ from kvplan._util.progress import report
 from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sim_types import SimRequest, SimState
+from kvplan.analysis.simulate.step_boundary import taken
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSimulator
 from kvplan.analysis.simulate.workload import RequestSpec, check_pulled
 from kvplan.engines.base import EngineRules, Scheduler
@@ -270,8 +271,10 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
         admit_arrivals(clock)
         cutoff = clock if prev_start is None else prev_start
         seen = []
+        reply = (concurrency is not None and ranks[0].finish_reply_misses_next_step
+                 and any(r.has_work() for r in ranks))  # step_boundary
         for req in sent:
-            if req.seen_s > cutoff:
+            if not taken(req.seen_s, cutoff, reply_to_finish=reply):
                 break
             seen.append(req)
         if seen:

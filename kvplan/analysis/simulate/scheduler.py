@@ -28,6 +28,8 @@ arrives while step k runs is first scheduled in step k+2, one step later than sy
 step scheduled after the engine was idle sees every arrival up to its own start. Its tokens
 still reach the client when their step ends (the engine blocks on step k while k+1 runs). Not
 modelled: a request finished in step k keeps its seat and blocks while step k+1 is scheduled.
+A closed loop's reply to a finish in step k is not taken by the scheduling at step k's end
+while the engine has work (kvplan.analysis.simulate.step_boundary): step k+2, async k+3.
 
 Before the engine: a server whose tokenizer batches prompts (`SchedulerConfig.tokenizer_batching`,
 vLLM's API server from 0.11 to 0.23: kvplan.engines.vllm.frontend) hands a request to the engine
@@ -54,9 +56,6 @@ from kvplan._util.progress import report
 from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
 from kvplan.analysis.simulate.hybrid_pool import HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
-
-# The request, settings, run-state and step-cost types live in sim_types; the engines, the
-# runner and the tests import them from here too.
 from kvplan.analysis.simulate.sim_types import (
     SchedulerConfig,
     SimRequest,
@@ -64,11 +63,18 @@ from kvplan.analysis.simulate.sim_types import (
     StepCost,
     StepRecord,
 )
+
+# The request, settings, run-state and step-cost types live in sim_types; the engines, the
+# runner and the tests import them from here too.
+from kvplan.analysis.simulate.step_boundary import taken
 from kvplan.analysis.simulate.workload import RequestSpec, check_pulled
 from kvplan.engines.sglang.dp_balance import DpGathered
 
 
 class Simulator:
+    # A closed loop's reply to a finish misses the scheduling at the finish's instant (vLLM's
+    # busy loop: kvplan.analysis.simulate.step_boundary, which cites the code).
+    finish_reply_misses_next_step = True
     """One engine (one data-parallel replica): the pool, the queues, the clock."""
 
     def __init__(self, pool: KVPool | HybridPool, config: SchedulerConfig,
@@ -532,8 +538,10 @@ class Simulator:
         while True:
             admit_arrivals(st.clock_s)
             cutoff = st.clock_s if prev_start is None else prev_start
+            reply = (concurrency is not None and self.finish_reply_misses_next_step
+                     and self._busy())  # an idle engine blocks on its input: step_boundary
             if self._receives():  # once an iteration (SGLang's skipper counts them)
-                while sent and sent[0].seen_s <= cutoff:
+                while sent and taken(sent[0].seen_s, cutoff, reply_to_finish=reply):
                     self.waiting.append(sent.popleft())
             if not self._busy():
                 prev_start = None  # the engine idles: the next step sees every arrival

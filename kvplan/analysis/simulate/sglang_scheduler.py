@@ -127,6 +127,10 @@ class SglangOptionsSim:
 class SglangSimulator(Simulator):
     """One SGLang engine (a data-parallel rank): the module docstring's rules."""
 
+    # recv_requests at the top of event_loop_normal / event_loop_overlap, the outputs streamed
+    # after the batch (overlap: after the next one is launched): step_boundary cites 0.5.9.
+    finish_reply_misses_next_step = True
+
     def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost,
                  schedule: SglangSchedule, *, timeline: bool = False,
                  bulk_decode: bool = True, swa: SwaWindow | None = None,

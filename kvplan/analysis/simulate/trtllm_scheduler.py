@@ -120,6 +120,10 @@ class TrtllmSchedule:
 class TrtllmSimulator(Simulator):
     """One TensorRT-LLM executor (a DP replica): the module docstring's rules."""
 
+    # _fetch_and_activate_new_requests at the top of _executor_loop / _executor_loop_overlap,
+    # the responses after the step (overlap: after the next is launched): step_boundary.
+    finish_reply_misses_next_step = True
+
     def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost,
                  schedule: TrtllmSchedule, *, timeline: bool = False) -> None:
         super().__init__(pool, config, step_cost, timeline=timeline, bulk_decode=False)
