@@ -20,7 +20,8 @@ the serve command's cli_args.py declare them; tests/data/launch_flags holds each
   independent deployments (one Ray cluster each, behind a load balancer).
 - Several servers on one node (plan --rate's copies of an engine smaller than a node): each its
   own GPUs by CUDA_VISIBLE_DEVICES (a data-parallel engine's GPUs are the visible ones from
-  local_dp_rank x world_size, v1/engine/utils.py:433-470 of 0.32.0) and its own `--port`
+  local_dp_rank x world_size, v1/engine/utils.py:433-470 of 0.32.0, mapped through the
+  variable by platforms/interface.py:304-313) and its own `--port`
   (vllm_copy_on_node); the data-parallel master port is an open port found at start-up
   (config/parallel.py:991-995; `get_open_port()` in the releases before), and the RPC port is
   used only with remote data-parallel engines (engine/arg_utils.py:2516-2517), so neither clashes.
