@@ -17,6 +17,11 @@ from kvplan._util.versions import version_key
 DATA = Path(__file__).resolve().parent / "data" / "launch_flags"
 # Each engine's positional arguments (vllm serve [model_tag]; trtllm-serve MODEL).
 POSITIONAL = {"vllm": ["model_tag"], "sglang": [], "trtllm": ["model"]}
+# Flags an engine builds at run time, which the extractor cannot read (tests/launch_flags_extract
+# .py): vLLM's API server `--port` (FrontendArgs' `port: int = 8000`, vllm/entrypoints/launchers/
+# cli_args.py:285 of 0.32.0, turned into flags by a dataclass loop), which plan --rate writes for
+# several servers on one node.
+RUNTIME = {"vllm": ["--port"], "sglang": [], "trtllm": []}
 
 
 def versions(engine: str) -> list[str]:
@@ -46,6 +51,8 @@ def parser(engine: str, version: str) -> argparse.ArgumentParser:
                                 exit_on_error=False)
     for name in POSITIONAL[engine]:
         p.add_argument(name)
+    for flag in RUNTIME[engine]:
+        p.add_argument(flag, dest=flag.lstrip("-").replace("-", "_"))
     by_dest: dict[str, tuple[list[str], int, bool]] = {}
     for flag, (nargs, dest, *refused) in data["flags"].items():
         names, _, _ = by_dest.setdefault(dest, ([], nargs, bool(refused)))

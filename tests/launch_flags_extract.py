@@ -12,7 +12,8 @@ for store_true / store_false / BooleanOptionalAction / is_flag, and for vLLM's
 deprecated flag that raises (SGLang's DeprecatedAction). SGLang 0.5.14 declares most flags as
 annotated `ServerArgs` fields (`A[T, Arg(aliases=...)]`): those become `--field-name` plus the
 aliases, arity 0 for `bool`. Flags built at run time from a dataclass loop (vLLM's FrontendArgs:
---host, --port, ...) are not literal and are not listed: kvplan emits none of them.
+--host, --port, ...) are not literal and are not listed: kvplan emits only --port, which
+tests/launch_flags.py adds (RUNTIME).
 """
 
 from __future__ import annotations

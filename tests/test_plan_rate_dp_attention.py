@@ -95,8 +95,9 @@ def test_dense_models_never_get_attention_dp_layouts() -> None:
 def test_attention_dp_layouts_follow_the_plain_ones_of_their_gpu_count() -> None:
     """1: TP 1; 2: 1 x 2, 2 x 1, then attention DP over 2; 3: 1 x 3 only (3 is not a TP
     degree tried); 4: 1 x 4, 2 x 2, 4 x 1, attention DP over 4 ranks, then SGLang's 2 ranks of
-    attention TP 2 (--tp 4 --dp 2, planrep63). Up to 4 GPUs on a node of 4: no engine is
-    copied (two engines of 2 would share a node)."""
+    attention TP 2 (--tp 4 --dp 2, planrep63). Up to 4 GPUs on a node of 4: since planrate64c
+    two copies of the 2-GPU engine share the node, tried at 4 GPUs after the plain layouts and
+    before the one engine of 4 (the smaller engine first; before, not tried)."""
     spec = load_model("deepseek-v2-lite")[0]
     shapes = list(_layouts((1, 2, 4), 4, 100,
                            partial(attention_dp_engines, Engine.sglang.rules, spec), 4))
@@ -108,7 +109,8 @@ def test_attention_dp_layouts_follow_the_plain_ones_of_their_gpu_count() -> None
                                                         gpus=4, attention_dp_size=2))
     assert shapes == [Shape(tp=1, dp=1), Shape(tp=1, dp=2), Shape(tp=2, dp=1), two,
                       Shape(tp=1, dp=3), Shape(tp=1, dp=4), Shape(tp=2, dp=2),
-                      Shape(tp=4, dp=1), four, four_tp2]
+                      Shape(tp=4, dp=1), Shape(tp=2, dp=2, rank=two.rank, engines=2), four,
+                      four_tp2]
 
 
 def test_moe_at_a_tight_tpot_gets_attention_dp_and_one_fewer_gpu_misses() -> None:

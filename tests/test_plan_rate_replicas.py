@@ -1,8 +1,8 @@
 """`kvplan plan MODEL --rate R` searches replicas of attention-DP engines, attention-DP ranks of
 attention TP above 1, and engines over whole nodes (issue 30 item 5, planrep63): the layouts
 in order, the stream dealt round-robin to the copies of an engine, the launch of the copies on
-their own nodes, and an answer of replicas of an attention-DP engine whose one fewer GPU
-misses."""
+their own nodes (several on one node: tests/test_plan_rate_copies.py), and an answer of
+replicas of an attention-DP engine whose one fewer GPU misses."""
 
 from __future__ import annotations
 
@@ -59,11 +59,11 @@ def test_each_engine_offers_its_own_attention_tp() -> None:
         (1, 8)]
 
 
-def test_copies_of_an_engine_only_where_it_fills_whole_nodes() -> None:
+def test_copies_of_an_engine_on_whole_nodes_or_sharing_one() -> None:
     """Nodes of 2 GPUs, up to 4 GPUs (sizes 1, 2, 4), SGLang: at 4 GPUs the plain layouts,
     then two engines of 2 ranks (each fills a node), then one engine of 4 GPUs over both nodes
     with 4 ranks, then with 2 ranks of attention TP 2. On one node of 4 the two engines of 2
-    would share it: not tried."""
+    share it (since planrate64c; before, not tried): the same layouts in the same order."""
     spec = load_model("deepseek-v2-lite")[0]
     forms = partial(attention_dp_engines, Engine.sglang.rules, spec)
     four = [s for s in _layouts((1, 2, 4), 4, 100, forms, 2)
@@ -76,8 +76,9 @@ def test_copies_of_an_engine_only_where_it_fills_whole_nodes() -> None:
                                                  attention_dp_size=4)),
         Shape(tp=4, dp=2, rank=DpAttentionLayout(tp=4, dp_attention=True, ep=4, gpus=4,
                                                  attention_dp_size=2))]
-    one_node = list(_layouts((1, 2, 4), 4, 100, forms, 4))
-    assert all(s.engines == 1 for s in one_node)
+    one_node = [s for s in _layouts((1, 2, 4), 4, 100, forms, 4)
+                if (s.tp * s.dp if s.rank is None else s.rank.gpus * s.engines) == 4]
+    assert one_node == four
 
 
 def test_copies_of_an_engine_each_take_every_other_request() -> None:

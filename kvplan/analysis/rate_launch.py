@@ -27,9 +27,8 @@ from kvplan.engines.launch import (
     LaunchLayout,
     LaunchPlan,
     LaunchSettings,
+    copies_on_nodes,
     declared_kv_dtype,
-    nodes_per_replica,
-    replicate_on_nodes,
 )
 from kvplan.engines.sglang.deepep import moe_a2a_launch_groups
 from kvplan.hardware.gpus import get_gpu
@@ -76,10 +75,10 @@ def rate_launch(spec: ModelSpec, trial: LayoutTrial, *, engine: Engine, gpu: str
         limit_mm_per_prompt=mm.get("limit_mm_per_prompt", ()),
         skip_mm_profiling=bool(mm.get("skip_mm_profiling")),
         extra_groups=moe_a2a_launch_groups(moe_a2a or {})), ref=ref)
-    if trial.engines > 1:  # copies of one attention-DP engine, each on its own whole nodes
+    if trial.engines > 1:  # copies of one attention-DP engine: on a node, or on whole nodes
         one = trial_layout(trial, gpus_per_node)
-        launch = replicate_on_nodes(launch, trial.engines, nodes_per_replica(one.gpus,
-                                                                             gpus_per_node))
+        launch = copies_on_nodes(launch, trial.engines, one.gpus, gpus_per_node,
+                                 engine.rules.copy_on_node)
     env = long_context_env(spec, context, engine)
     unwritten = [f"--engine-arg {a}" for a in engine_args] + (
         [f"--max-num-batched-tokens {max_num_batched_tokens}"]

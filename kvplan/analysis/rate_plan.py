@@ -1,7 +1,7 @@
 """`kvplan plan MODEL --rate R --slo-ttft-ms X --slo-tpot-ms Y` (issue 30, item 5): the fewest GPUs
 (TP x replicas, or for a MoE model engines with attention DP: one, or replicas of one that
-fills whole nodes; ranks of attention TP 1 and up where the engine runs them) that serve the
-request stream within the SLOs in the simulator
+fits a node, several on it, or fills whole nodes; ranks of attention TP 1 and up where the
+engine runs them) that serve the request stream within the SLOs in the simulator
 (kvplan.analysis.simulate.rate_search.fewest_gpus), with its goodput and headroom, and the
 layouts of fewer GPUs that were simulated and missed.
 """
@@ -163,12 +163,12 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     all-to-all settings as kvplan's options give them (EngineSettings' fields of those names;
     --engine-arg sets them too). `dp_attention`: also try, for a MoE model, engines with
     attention DP over 2, 4, 8 GPUs (up to `gpus_per_node`) and whole nodes (engine_sizes), one
-    or copies of one that fills whole nodes, in every form the engine runs as `kvplan simulate
-    --dp-attention` does (rate_search.fewest_gpus; False: `--no-dp-attention`). The layouts
-    are at most `gpus_per_node` x `nodes` GPUs, a TP engine over nodes of a size in
-    engine_sizes. `link`: the fabric between nodes, a kv_links.json name (`plan --link`), that
-    a collective over several NVLink domains crosses (kv_links.KvLink.scale_out), `rails` its
-    NICs per GPU (None: the preset's)."""
+    or copies of one that fits a node or fills whole nodes, in every form the engine runs as
+    `kvplan simulate --dp-attention` does (rate_search.fewest_gpus; False:
+    `--no-dp-attention`). The layouts are at most `gpus_per_node` x `nodes` GPUs, a TP engine
+    over nodes of a size in engine_sizes. `link`: the fabric between nodes, a kv_links.json
+    name (`plan --link`), that a collective over several NVLink domains crosses
+    (kv_links.KvLink.scale_out), `rails` its NICs per GPU (None: the preset's)."""
     check_token_sized(spec, "plan --rate")
     scale_out = scale_out_link(link, rails)  # refuses a name that is no fabric between nodes
     settings = with_engine_args(EngineSettings(max_num_seqs=max_num_seqs,

@@ -55,7 +55,7 @@ NoDpAttentionOpt = Annotated[bool, typer.Option(
     help="With --rate: leave out the layouts with attention data parallelism (tried by "
          "default for a MoE model: engines of 2, 4, 8 GPUs or whole nodes, attention DP "
          "over them at attention TP 1 and up, experts over them, one engine or copies of one "
-         "filling whole nodes, as `kvplan simulate --dp-attention` runs it).")]
+         "fitting a node or filling whole nodes, as `kvplan simulate --dp-attention` runs it).")]
 ExecutorOpt = Annotated[Executor, typer.Option(
     "--executor", help="With --rate: where layouts are simulated: local (this process), "
                        "process (a pool of --jobs processes) or ray (Ray tasks; RAY_ADDRESS "

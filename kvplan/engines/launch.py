@@ -9,6 +9,7 @@ is shared here. Pure: commands are argv lists, never run.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -279,3 +280,49 @@ def replicate_on_nodes(plan: LaunchPlan, copies: int, nodes_each: int) -> Launch
                        f"{copies} independent servers, each {where} (heads {heads}): put a "
                        "load balancer in front that deals the requests round-robin, as "
                        "simulated.",))
+
+
+# The highest TCP port: a copy whose ports would pass it cannot be written.
+MAX_PORT = 65535
+
+
+def visible_devices_copy(command: Command, slot: int, gpus: int, port: int, *, after: int = 1
+                         ) -> Command:
+    """`command` as server `slot` of several on one node, each of `gpus` GPUs, for an engine
+    that takes its GPUs from CUDA_VISIBLE_DEVICES (GPUs slot x gpus on, `env NAME=...` before
+    the command) and its API port from `--port` (`port` + slot, a group after the command's
+    first `after` groups)."""
+    chosen = port + slot
+    if chosen > MAX_PORT:
+        raise InputError(f"{slot + 1} servers on one node: server {slot + 1}'s --port {chosen} "
+                         f"is above {MAX_PORT}; give fewer GPUs per node (--gpus-per-node)")
+    devices = ",".join(str(g) for g in range(slot * gpus, (slot + 1) * gpus))
+    first, *rest = command.groups
+    groups = (("env", f"CUDA_VISIBLE_DEVICES={devices}") + first, *rest)
+    return replace(command, groups=groups[:after] + (("--port", str(chosen)),) + groups[after:])
+
+
+def copies_on_nodes(plan: LaunchPlan, copies: int, copy_gpus: int, gpus_per_node: int,
+                    place: Callable[[Command, int, int], Command]) -> LaunchPlan:
+    """`copies` independent copies of the one-node server `plan` starts on `copy_gpus` GPUs,
+    as many on a node as it holds (gpus_per_node // copy_gpus), the last node what is left:
+    copy c on node c // per as that node's server c % per, written by the engine's own
+    `place(command, slot, copy_gpus)` (EngineRules.copy_on_node: its GPUs and ports). One
+    copy a node: `replicate_on_nodes`, the commands as they are. A load balancer in front
+    deals the requests to the copies."""
+    if copies <= 1:
+        return plan
+    per = gpus_per_node // copy_gpus if copy_gpus <= gpus_per_node else 0
+    if per <= 1:  # a node each (the rest of a node idle), or whole nodes each
+        return replicate_on_nodes(plan, copies, 1 if per else nodes_per_replica(
+            copy_gpus, gpus_per_node))
+    if len(plan.commands) != 1 or plan.head.node != 0:
+        raise InputError("copies on one node: the server must be one command on one node")
+    local = pack_replicas(copies, copy_gpus, gpus_per_node)
+    commands = tuple(replace(place(plan.head, slot, copy_gpus), node=node)
+                     for node, count in enumerate(local) for slot in range(count))
+    return replace(plan, commands=commands, notes=plan.notes + multi_node_note(
+        len(local), addresses=False) + (
+        f"{copies} independent servers of {copy_gpus} GPUs, up to {per} on a node, each on its "
+        "own GPUs and ports: put a load balancer in front that deals the requests "
+        "round-robin, as simulated.",))

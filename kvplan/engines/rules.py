@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.cost_traits import CostTraits, Launch, LongContext
     from kvplan.engines.engine_args import EngineFlags
     from kvplan.engines.handover import KvConnector
-    from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+    from kvplan.engines.launch import Command, LaunchLayout, LaunchPlan, LaunchSettings
     from kvplan.engines.moe_kernel import MoeKernels
     from kvplan.engines.offload import OffloadRule
     from kvplan.engines.reserve import Reserve
@@ -349,6 +349,11 @@ class EngineRules(Protocol):
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         """The plan's commands, head node first, in this version's flags (engines.launch)."""
+
+    def copy_on_node(self, command: Command, slot: int, gpus: int) -> Command:
+        """`command`, one server on one node, as server `slot` of several of `gpus` GPUs each on
+        that node: its own GPUs and ports as the engine takes them (plan --rate's copies of an
+        engine smaller than a node; kvplan.engines.launch.copies_on_nodes)."""
 
     def layout_text(self, layout: LaunchLayout) -> str:
         """The layout as the launch command runs it ("tp 8, dp-attention 8, ep 8")."""

@@ -46,11 +46,11 @@ def _label(t: LayoutTrial, plain: str = "{tp} x {dp}") -> str:
     return f"{t.engines} x ({one})" if t.engines > 1 else one
 
 
-# What plan --rate does not search, and why (the launch places each server on whole nodes).
-NOT_SEARCHED = ("replicas of an attention-DP engine smaller than a node (kvplan's launch puts "
-                "each such server on its own whole nodes), an engine over a number of nodes "
-                "above the model's attention heads or routed experts in GPUs (every "
-                "engine's check refuses it), pipeline parallelism (the simulator does not "
+# What plan --rate does not search, and why.
+NOT_SEARCHED = ("replicas of an attention-DP engine over a node and a part of another (no "
+                "engine's launch places one so), an engine over a number of nodes above the "
+                "model's attention heads or routed experts in GPUs (every engine's check "
+                "refuses it), pipeline parallelism (the simulator does not "
                 "time pipeline stages)")
 
 
@@ -134,9 +134,9 @@ def rate_plan_view(plan: RatePlan) -> View:
                      f"{plan.layout_text(one[-1] if one else attention_dp[-1])}; `kvplan simulate "
                      "--dp-attention`).")
     if any(t.engines > 1 or t.tp > 1 for t in attention_dp):
-        notes.append("R x (N DP-attn): R such engines, each on its own whole nodes, the stream "
-                     "dealt round-robin; \", TP T\": ranks of T GPUs (attention TP T). Not "
-                     f"searched: {NOT_SEARCHED}.")
+        notes.append("R x (N DP-attn): R such engines, several on a node or each on its own "
+                     "whole nodes, the stream dealt round-robin; \", TP T\": ranks of T GPUs "
+                     f"(attention TP T). Not searched: {NOT_SEARCHED}.")
     if plan.engine_args:
         notes.append("Engine flags on every layout: "
                      + ", ".join(a["given"] for a in plan.engine_args) + ".")

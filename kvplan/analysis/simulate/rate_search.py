@@ -3,8 +3,8 @@
 
 Layouts are tried by GPU count (TP degree x data-parallel replicas, fewest first, then the
 smaller TP; then, for a MoE model where asked, engines whose attention runs data-parallel:
-one engine over that many GPUs, or replicas of a smaller one that fills whole nodes, the
-smaller engine first, each engine's ranks from attention TP 1 up:
+one engine over that many GPUs, or replicas of a smaller one that fits a node (several on a
+node) or fills whole nodes, the smaller engine first, each engine's ranks from attention TP 1 up:
 kvplan.analysis.simulate.dp_lockstep.attention_dp_engines); each is simulated on the same
 requests (kvplan.analysis.simulate.run; replicas, plain or of an attention-DP engine, each
 take every R-th request: the round-robin of a load balancer in front of independent servers)
@@ -124,9 +124,10 @@ def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int,
     (`attention_dp`: the engine's attention-DP forms over so many GPUs, empty where it runs
     none) attention-DP engines of a size in `tps` above 1 dividing the count, the smaller
     engine first, each size's forms in their order (attention TP 1 first). Several engines
-    only where one fills whole nodes of `gpus_per_node`: the launch places a server on whole
-    nodes (kvplan.engines.launch.replicate_on_nodes); smaller ones sharing a node are not
-    tried. At most `max_gpus` GPUs and `max_dp` replicas (servers). Generated, never listed
+    where one fits a node of `gpus_per_node` (as many on a node as it holds, each on its own
+    GPUs and ports: kvplan.engines.launch.copies_on_nodes, the engine's copy_on_node) or fills
+    whole nodes (replicate_on_nodes); not one over a node and a part of another, which no
+    launch places. At most `max_gpus` GPUs and `max_dp` replicas (servers). Generated, never listed
     whole."""
     for n in _gpu_counts(tps, max_gpus, max_dp):
         for tp in sorted(tps):
@@ -137,7 +138,7 @@ def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int,
         for size in sorted(tps):
             engines = n // size
             if (size < 2 or n % size or engines > max_dp
-                    or (engines > 1 and size % gpus_per_node)):
+                    or (engines > 1 and size > gpus_per_node and size % gpus_per_node)):
                 continue
             for tp, ranks, rank in attention_dp(size):
                 yield Shape(tp=tp, dp=ranks, rank=rank, engines=engines)
@@ -224,9 +225,9 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
     picklable. `settings`: the engine's own flags, the same on every layout (None: its
     defaults). `dp_attention`: also try, for a MoE model, engines whose attention runs
     data-parallel over a GPU count in `tps` (after the plain layouts of each total count: one
-    engine, or copies of one filling whole nodes of `gpus_per_node`), in each form the engine
-    runs as simulated (dp_lockstep.attention_dp_engines); a dense model gets none.
-    `scale_out`: the fabric between nodes (kvplan.hardware.kv_links.scale_out_link; None:
+    engine, or copies of one fitting a node of `gpus_per_node` or filling whole nodes), in
+    each form the engine runs as simulated (dp_lockstep.attention_dp_engines); a dense model
+    gets none. `scale_out`: the fabric between nodes (kvplan.hardware.kv_links.scale_out_link; None:
     ib-ndr)."""
     if slo_ttft_ms is None and slo_tpot_ms is None:
         raise InputError("give --slo-ttft-ms and/or --slo-tpot-ms")

@@ -25,7 +25,7 @@ from kvplan.engines.base import (
     flag_unread_version,
 )
 from kvplan.engines.handover import KvConnector
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.launch import Command, LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.moe_shape import SGLANG_EXPERTS_SHAPE
 from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
@@ -45,7 +45,7 @@ from kvplan.engines.sglang.kv_dtype import (
     sglang_model_dtype,
     sglang_runnable_kv_dtypes,
 )
-from kvplan.engines.sglang.launch import sglang_launch
+from kvplan.engines.sglang.launch import sglang_copy_on_node, sglang_launch
 from kvplan.engines.sglang.mla_decode import SGLANG_MLA_DECODE_LAUNCHES
 from kvplan.engines.sglang.mla_prefill import SGLANG_KV_DTYPE_ATTENTION
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
@@ -370,6 +370,9 @@ class SglangEngine(EngineDefaults):
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return sglang_launch(ref, layout, settings)
+
+    def copy_on_node(self, command: Command, slot: int, gpus: int) -> Command:
+        return sglang_copy_on_node(command, slot, gpus)
 
     def kv_connector(self, name: str | None) -> KvConnector:
         return sglang_connector(name)

@@ -21,6 +21,10 @@ argparse abbreviations).
   only so (kvplan.engines.sglang.quant_methods.sglang_quantization_flag); plan's load-time
   `--quantization bitsandbytes` as `--quantization bitsandbytes --load-format bitsandbytes`
   (sglang_load_quantization_flags).
+- Several servers on one node (plan --rate's copies of an engine smaller than a node):
+  `--base-gpu-id` (server_args.py:364, "Useful when running multiple instances on the same
+  machine": each rank's GPU is base_gpu_id + its offset, managers/data_parallel_controller.py:
+  445-449) and `--port` far apart (sglang_copy_on_node).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from kvplan._util.errors import InputError
 from kvplan._util.versions import version_key
 from kvplan.engines.launch import (
     DRAFT_MODEL,
+    MAX_PORT,
     Command,
     LaunchLayout,
     LaunchPlan,
@@ -51,6 +56,14 @@ from kvplan.engines.sglang.quant_methods import (
 PP_SINCE = (0, 4, 8)  # --pp-size / --pipeline-parallel-size
 EP_SIZE_ALONE_SINCE = (0, 5)  # --ep-size alone; --enable-ep-moe "(Deprecated)" from 0.5.0rc0
 DIST_PORT = "5000"  # the docs' --dist-init-addr port; any free port on the head
+# The API port's default (server_args.py:302 of 0.5.9, `port: int = 30000`), and how far apart the
+# servers on one node put theirs: a DP-attention server on one node also binds --port + 13 (the
+# ranks' handshake, DP_ATTENTION_HANDSHAKE_PORT_DELTA, server_args.py:5596, used at
+# data_parallel_controller.py:302) and --port + 233 to + 238 (ZMQ_TCP_PORT_DELTA :5595: its
+# dist-init port, then port_base and the detokenizer, rpc, metrics and scheduler-input ports,
+# PortArgs.init_new :5652-5668); NCCL takes a free port (:5626-5627). 1,000 apart clears 238.
+PORT = 30000
+COPY_PORT_STEP = 1000
 # --speculative-algorithm's choices in every release kvplan models (server_args.py, 0.4.5 to
 # 0.5.14: EAGLE, EAGLE3, NEXTN, ...; NEXTN is EAGLE over the model's own MTP layers).
 ALGORITHMS = {"mtp": "NEXTN", "eagle": "EAGLE", "eagle3": "EAGLE3"}
@@ -154,3 +167,17 @@ def _launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
         notes += (f"The {lay.dp} replicas are independent servers of {span} nodes each: put a "
                   "load balancer such as sglang-router in front.",)
     return LaunchPlan(commands=tuple(cmds), notes=notes)
+
+
+def sglang_copy_on_node(command: Command, slot: int, gpus: int) -> Command:
+    """`command` (one server on one node) as server `slot` of several on the node, each of
+    `gpus` GPUs: `--base-gpu-id slot x gpus` and `--port` PORT + slot x COPY_PORT_STEP, after
+    the server's first line (kvplan.engines.launch.copies_on_nodes)."""
+    port = PORT + slot * COPY_PORT_STEP
+    if port > MAX_PORT:
+        raise InputError(f"{slot + 1} SGLang servers on one node: server {slot + 1}'s --port "
+                         f"{port} is above {MAX_PORT}; give fewer GPUs per node "
+                         "(--gpus-per-node)")
+    first, *rest = command.groups
+    return replace(command, groups=(first, ("--base-gpu-id", str(slot * gpus), "--port",
+                                            str(port)), *rest))

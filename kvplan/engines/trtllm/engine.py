@@ -27,7 +27,7 @@ from kvplan.engines.base import (
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.launch import Command, LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.moe_shape import TRTLLM_EXPERTS_SHAPE
 from kvplan.engines.trtllm.architectures import trtllm_served_architecture
 from kvplan.engines.trtllm.budget import (
@@ -46,7 +46,11 @@ from kvplan.engines.trtllm.kv_dtype import (
     trtllm_model_dtype,
     trtllm_runnable_kv_dtypes,
 )
-from kvplan.engines.trtllm.launch import check_trtllm_load_quantization, trtllm_launch
+from kvplan.engines.trtllm.launch import (
+    check_trtllm_load_quantization,
+    trtllm_copy_on_node,
+    trtllm_launch,
+)
 from kvplan.engines.trtllm.moe_kernel import TRTLLM_MOE_KERNELS
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
@@ -334,6 +338,9 @@ class TrtllmEngine(EngineDefaults):
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return trtllm_launch(ref, layout, settings)
+
+    def copy_on_node(self, command: Command, slot: int, gpus: int) -> Command:
+        return trtllm_copy_on_node(command, slot, gpus)
 
     def kv_connector(self, name: str | None) -> KvConnector:
         return trtllm_connector(name)

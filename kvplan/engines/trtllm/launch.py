@@ -32,6 +32,7 @@ from kvplan.engines.launch import (
     node_ip,
     nodes_per_replica,
     pack_replicas,
+    visible_devices_copy,
 )
 from kvplan.engines.trtllm.kv_dtype import check_trtllm_kv_dtype
 
@@ -113,12 +114,8 @@ def trtllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
         cmds = []
         for node, count in enumerate(local):
             for k in range(count):
-                # Several servers on one node: each its own GPUs and port.
-                devices = ",".join(str(g) for g in range(k * replica, (k + 1) * replica))
-                env = ("env", f"CUDA_VISIBLE_DEVICES={devices}") if count > 1 else ()
-                port = (("--port", str(PORT + k)),) if count > 1 else ()
-                cmds.append(Command(node=node, groups=(env + serve, size) + port + tail,
-                                    gpus=replica))
+                one = Command(node=node, groups=(serve, size) + tail, gpus=replica)
+                cmds.append(trtllm_copy_on_node(one, k, replica) if count > 1 else one)
         notes = multi_node_note(len(local), addresses=False)
         if replicas > 1:
             notes += (f"{replicas} independent servers (trtllm-serve has no data-parallel "
@@ -136,3 +133,11 @@ def trtllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
         "mpirun starts the ranks on every node it lists (passwordless ssh between the nodes); "
         "run it on the head node only.",)
     return LaunchPlan(commands=tuple(cmds), notes=notes, files=files)
+
+
+def trtllm_copy_on_node(command: Command, slot: int, gpus: int) -> Command:
+    """`command` (one server on one node) as server `slot` of several on the node, each of
+    `gpus` GPUs: trtllm-serve has no GPU-offset flag, so its own GPUs by CUDA_VISIBLE_DEVICES
+    and its own `--port` (PORT + slot, after the size line), as its replicas on one node
+    (kvplan.engines.launch.copies_on_nodes)."""
+    return visible_devices_copy(command, slot, gpus, PORT, after=2)

@@ -26,6 +26,7 @@ from kvplan.engines.base import (
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import (
+    Command,
     LaunchLayout,
     LaunchPlan,
     LaunchSettings,
@@ -58,7 +59,12 @@ from kvplan.engines.vllm.kv_dtype import (
     vllm_model_dtype,
     vllm_runnable_kv_dtypes,
 )
-from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap, vllm_running_flag
+from kvplan.engines.vllm.launch import (
+    vllm_copy_on_node,
+    vllm_launch,
+    vllm_running_cap,
+    vllm_running_flag,
+)
 from kvplan.engines.vllm.moe_kernel import VLLM_MOE_KERNELS
 from kvplan.engines.vllm.mxfp4_backend import vllm_mxfp4_backend
 from kvplan.engines.vllm.options import VllmOptions, vllm_options
@@ -376,6 +382,9 @@ class VllmEngine:
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return vllm_launch(ref, layout, settings)
+
+    def copy_on_node(self, command: Command, slot: int, gpus: int) -> Command:
+        return vllm_copy_on_node(command, slot, gpus)
 
     def kv_connector(self, name: str | None) -> KvConnector:
         return vllm_connector(name)

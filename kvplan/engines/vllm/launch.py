@@ -18,6 +18,13 @@ the serve command's cli_args.py declare them; tests/data/launch_flags holds each
   `--distributed-executor-backend ray` on the head. Ray placement keeps each data-parallel
   engine inside a node before 0.11.1, so several replicas that each span nodes run there as
   independent deployments (one Ray cluster each, behind a load balancer).
+- Several servers on one node (plan --rate's copies of an engine smaller than a node): each its
+  own GPUs by CUDA_VISIBLE_DEVICES (a data-parallel engine's GPUs are the visible ones from
+  local_dp_rank x world_size, v1/engine/utils.py:433-470 of 0.32.0, mapped through the
+  variable by platforms/interface.py:304-313) and its own `--port`
+  (vllm_copy_on_node); the data-parallel master port is an open port found at start-up
+  (config/parallel.py:991-995; `get_open_port()` in the releases before), and the RPC port is
+  used only with remote data-parallel engines (engine/arg_utils.py:2516-2517), so neither clashes.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from kvplan.engines.launch import (
     node_ip,
     nodes_per_replica,
     pack_replicas,
+    visible_devices_copy,
 )
 from kvplan.engines.vllm.architectures import needs_trust_remote_code
 from kvplan.engines.vllm.config_class import vllm_remote_config_reason
@@ -47,6 +55,9 @@ from kvplan.engines.vllm.quant_methods import vllm_quantization_flags
 MP_MULTI_NODE_SINCE = (0, 11, 1)  # --nnodes / --node-rank / --master-addr (PR 23691)
 DP_RPC_PORT = "13345"  # any free port, the same on every node (the docs' example)
 RAY_PORT = "6379"  # Ray's default GCS port
+# The API server's default --port (FrontendArgs, entrypoints/launchers/cli_args.py:285 of
+# 0.32.0, `port: int = 8000`); the k-th server on a node listens on PORT + k.
+PORT = 8000
 # `--speculative-config` (a JSON object; in every release kvplan models) names MTP "mtp" from
 # 0.11.0 (vllm/config/speculative.py SpeculativeMethod, the per-model names folded into it);
 # 0.10's SpeculativeMethod has "deepseek_mtp" instead (vllm/config.py of v0.10.0), which it also
@@ -225,3 +236,10 @@ def _launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
         notes += (f"The {engines} replicas run as independent deployments (one Ray cluster "
                   f"of {span} nodes each, heads {heads}): put a load balancer in front.",)
     return LaunchPlan(commands=tuple(cmds), notes=notes)
+
+
+def vllm_copy_on_node(command: Command, slot: int, gpus: int) -> Command:
+    """`command` (one `vllm serve` on one node) as server `slot` of several on the node, each
+    of `gpus` GPUs: CUDA_VISIBLE_DEVICES and `--port` PORT + slot, after `vllm serve MODEL`
+    (kvplan.engines.launch.copies_on_nodes)."""
+    return visible_devices_copy(command, slot, gpus, PORT)
