@@ -56,3 +56,23 @@ def test_b200_block_fp8_projections_below_the_table() -> None:
     assert k / t < 0.25
     k, t = f.table_ops("H200", 4, 8192)["experts"]
     assert 0.9 < k / t < 1.1
+
+
+def _point(isl: int, kvplan: float, measured: float, tp: str = "2") -> dict:  # type: ignore[type-arg]
+    row = {"backend": "vllm", "backend_version": "0.19.0", "system": "b200_sxm",
+           "model_path": "MiniMaxAI/MiniMax-M2.5", "precision": "fp8", "tp_size": tp,
+           "attention_dp_size": "", "moe_tp_size": tp, "moe_ep_size": "", "osl": "1024",
+           "isl": str(isl)}
+    return {"row": row, "ttft": kvplan, "m_ttft": measured}
+
+
+def test_paired_by_hand() -> None:
+    # One server: ISL 1,024 at kvplan 40 / 50 ms (two rows, means 50 / 80), ISL 8,192 at
+    # 150 / 250: a = (250 - 80) / (150 - 50) = 1.7, b = 80 - 1.7 x 50 = -5. A second server
+    # (TP 4) with one ISL only gives no line.
+    part = [_point(1024, 40, 70), _point(1024, 60, 90), _point(8192, 150, 250),
+            _point(1024, 30, 60, tp="4")]
+    [(key, a, b, points)] = f.paired(part)
+    assert key[-2] == "(2, 1, 2, 1)"
+    assert (a, b) == pytest.approx((1.7, -5.0))
+    assert points == pytest.approx((50.0, 80.0, 150.0, 250.0))
