@@ -96,8 +96,10 @@ FINDING = (
     "--frontend for the bench's InferenceX replays (a harness choice like CLIENT_WORKLOAD, not a "
     "kvplan rule: the lead's call, it moves the page); a B200 block-FP8 dense GEMM fraction from "
     "the tables (a fitted fraction, opt-in, to be judged on these held-out rows); what makes "
-    "vLLM's measured prefill scale worse than 1 / TP (a TP all-reduce the tables price at 0.4 - "
-    "0.8 of kvplan's speed is part of it).")
+    "vLLM's measured prefill scale worse than 1 / TP: not the all-reduce (`trend_ar_lines`: "
+    "gpt-oss-120b's at the tables adds 1 - 5 ms a prefill, H200 TP 8 kvplan / table 0.91 - 0.94, "
+    "of the 60 ms the H200 TP 8 increase misses); the MXFP4 experts at thin per-rank widths "
+    "(2,880 / TP) have no table.")
 LOW_LOAD = 4
 FAMILY = {"h100_sxm": "Hopper", "h200_sxm": "Hopper", "b200_sxm": "Blackwell",
           "b300_sxm": "Blackwell"}
@@ -442,7 +444,29 @@ def _split(ops: dict[str, float]) -> str:
             + ", ".join(f"{k} {v:.2f}" for k, v in sorted(ops.items(), key=lambda kv: -kv[1])))
 
 
+# The TP trend's model (FINDING item 2): gpt-oss-120b at its rows' mean prompt lengths (0.9 x
+# ISL), H200 (vLLM 0.18.0) and B200, TP 2 / 4 / 8.
+TREND = (("openai/gpt-oss-120b", "fp4"), "0.18.0", (922, 7373))
+
+
+def trend_ar_lines() -> list[str]:
+    """kvplan's TP all-reduce of a gpt-oss-120b prefill step against the tables', by TP."""
+    model, version, lengths = TREND
+    spec = _spec(*model)
+    lines = ["| GPU | TP | prompt | kvplan all-reduce ms | table ms | kvplan / table |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for gpu in ("H200", "B200"):
+        for tp in (2, 4, 8):
+            for tokens in lengths:
+                k = kvplan_ops(gpu, tp, tokens, model, version)["tp_all_reduce"]
+                t = ar_table_ms(gpu, tp, tokens * spec.hidden_size * 2) * 2 * \
+                    spec.num_hidden_layers
+                lines.append(f"| {gpu} | {tp} | {tokens:,} | {k:.1f} | {t:.1f} | {k / t:.2f} |")
+    return lines
+
+
 def ops_report() -> None:
+    print("\n".join(trend_ar_lines()))
     model, gpu, version, tp = WORST
     spec = _spec(*model)
     for tokens in OP_TOKENS:
