@@ -105,8 +105,10 @@ def test_qwen35_9b_split_reproduces_the_log() -> None:
     # line fixes the rest at 9.456 GiB on the tighter rank: 9.456 x 0.9 / 1.9 = 4.479 GiB /
     # 24.5625 MiB = 186.7 -> 186 slots; (9.456 GiB - 186 x 25,755,648 B) // (8 full layers x
     # 2 KV heads x 256 x 2 x 2 B = 16,384) = 327,315 tokens vs "#tokens: 327310"; and
-    # max_running_requests = 186 // 3 = 62 as logged.
-    p = pool("qwen3.5-9b", tp=2, context=262144)
+    # max_running_requests = 186 // 3 = 62 as logged. The build (2026-04-14 main) is after
+    # 0.5.10.post1 and before 0.5.11, whose "auto" strategy is still no_buffer: 3 slots per
+    # running request (5 from 0.5.14: test_sglang_mamba_strategy.py).
+    p = pool("qwen3.5-9b", tp=2, context=262144, engine_version="0.5.10.post1")
     sizes = p.size(int(9.456 * GiB))
     assert p.cell == 16_384
     assert sizes.max_mamba_cache_size == 186
@@ -268,9 +270,13 @@ def test_sweep_grid_running_is_the_pools_rule(budget: int, version: str, page: i
 
 
 def test_mamba_pool_caps_requests_in_the_plan() -> None:
-    plan = plan_capacity(load_spec("qwen3.5-9b"), sglang(context=8192, kv_budget_bytes=20 * GiB))
+    plan = plan_capacity(load_spec("qwen3.5-9b"), sglang(context=8192, kv_budget_bytes=20 * GiB,
+                                                         engine_version="0.5.13"))
     assert plan.sglang_pool["kind"] == "mamba"
-    assert plan.max_running_requests == plan.max_mamba_cache_size // 3
+    assert plan.max_running_requests == plan.max_mamba_cache_size // 3  # no_buffer to 0.5.13
+    newest = plan_capacity(load_spec("qwen3.5-9b"), sglang(context=8192,
+                                                           kv_budget_bytes=20 * GiB))
+    assert newest.max_running_requests == newest.max_mamba_cache_size // 5  # extra_buffer
     assert plan.max_requests == min(plan.num_blocks // 8192, plan.max_running_requests)
     assert plan.state_bytes_per_request == pool("qwen3.5-9b").per_req
 
@@ -391,7 +397,9 @@ def test_cli_json_has_the_pool_keys() -> None:
     assert out["sglang_pool"]["kind"] == "mamba"
     # bfloat16 SSM state: 36 x (3 x 2,048 x 2 + 8 x 128 x 128 x 2) = 9,879,552 B per slot.
     assert out["state_bytes_per_request"] == 9_879_552
-    assert out["max_running_requests"] == out["max_mamba_cache_size"] // 3
+    # The newest SGLang: extra_buffer for Qwen3-Next, 3 + 2 slots per running request.
+    assert out["max_running_requests"] == out["max_mamba_cache_size"] // 5
+    assert out["sglang_pool"]["slots_per_request"] == 5
     assert out["mamba_ssm_state_bytes"] == (out["max_mamba_cache_size"] + 1) * 36 * 262_144
     off = runner.invoke(app, ["estimate", "qwen3-next-80b-a3b", "--engine", "sglang", "--gpu",
                               "H100", "--tp", "4", "--disable-radix-cache",

@@ -187,7 +187,8 @@ class SglangTokenPoolSim:
 @dataclass(frozen=True, kw_only=True)
 class SglangMambaPoolSim(SglangTokenPoolSim):
     """The full-attention token pool and `slots` recurrent-state slots, `per_request` of them
-    reserved for each running request (3 with the radix cache, 1 without)."""
+    reserved for each running request (3 with the radix cache, 5 with its extra_buffer strategy
+    from SGLang 0.5.14, kvplan.engines.sglang.mamba_strategy; 1 without)."""
 
     slots: int
     per_request: int
@@ -214,9 +215,9 @@ class SglangMambaPoolSim(SglangTokenPoolSim):
             "hits (only at a cached node holding a recurrent state) are not simulated (kvplan "
             "reads mamba_radix_cache.py at 0.5.7 - 0.5.12, page size 1); use --engine-version "
             "0.5.9",
-            "the mamba radix cache is on (3 mamba slots per running request) but its prefix "
-            "hits are simulated for SGLang 0.5.7 - 0.5.12 only (SGLang matches only a node "
-            "holding a recurrent state, mamba_radix_cache.py): no prefix hits")
+            f"the mamba radix cache is on ({self.per_request} mamba slots per running request) "
+            "but its prefix hits are simulated for SGLang 0.5.7 - 0.5.12 only (SGLang matches "
+            "only a node holding a recurrent state, mamba_radix_cache.py): no prefix hits")
 
     def pool_text(self) -> str:
         return (f"{self.plan.token_capacity:,} full-attention tokens, {self.slots:,} mamba "

@@ -393,9 +393,12 @@ class SglangEngine(EngineDefaults):
                     "swa_full_tokens_ratio x the full pool's tokens; a request holds at most "
                     "its window plus one page there."]
         if kind == "mamba":
+            per = plan.sglang_pool.get("slots_per_request")
+            why = {1: "the radix cache off", 3: "the radix cache on",
+                   5: "the radix cache's extra_buffer strategy, SGLang 0.5.14+"}.get(per, "")
             return ["SGLang splits the rest between the recurrent-state slots (ratio / (1 + "
                     "ratio) of it) and the full-attention token pool; a running request takes "
-                    "3 slots with the radix cache on, 1 without."]
+                    f"{per} slots ({why})."]
         if spec.sliding_window:
             return ["SGLang sizes these sliding-window layers as full attention (its separate "
                     "pool is for gpt-oss and Llama-4 only)."]

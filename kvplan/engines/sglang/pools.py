@@ -45,7 +45,9 @@ Every version caps the running requests (``init_memory_pool`` / ``_resolve_max_n
 ``--max-running-requests`` if given, else ``min(max(int(tokens / context_len x 512), 2048),
 4096)``; with a mamba pool also ``max_mamba_cache_size // slots``, where a running request
 takes 3 slots with the radix cache on (``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``,
-``mamba_scheduler_strategy`` no_buffer, the default) and 1 with ``--disable-radix-cache``.
+``mamba_scheduler_strategy`` no_buffer, the default to 0.5.13), 5 from 0.5.14 for the
+architectures whose default becomes ``extra_buffer`` (its 2 ping-pong track slots with the
+overlap schedule: kvplan.engines.sglang.mamba_strategy) and 1 with ``--disable-radix-cache``.
 ``tokens`` there is, to 0.5.9, the profiled ``rest // cell`` before the ``--max-total-tokens``
 cap and the page floor (``init_memory_pool``: the profile and the rule at 0.5.9 mixin:342-353,
 the cap and the floor after them at :378-391; 0.5.6 model_runner.py:1672-1685 and :1720-1733;
@@ -77,6 +79,7 @@ from kvplan.engines.sglang.draft import (
 )
 from kvplan.engines.sglang.dsa_page import sglang_page_size
 from kvplan.engines.sglang.index_cache import dsa_indexer_cells
+from kvplan.engines.sglang.mamba_strategy import mamba_slots_per_request
 from kvplan.engines.sglang.options import sglang_options
 from kvplan.engines.sglang.swa_split import (
     SGLANG_HYBRID_SWA,
@@ -111,7 +114,6 @@ RUNNING_FROM_POOL_SINCE = (0, 5, 10)
 # mixin:844-849, 0.5.13 :880-885); from 0.5.14 by the pool's tokens // 2 instead (0.5.14
 # mixin:988-991; 0.5.23 mem_cache/kv_cache_configurator.py:3126-3129).
 GIVEN_RUNNING_HALF_POOL_SINCE = (0, 5, 14)
-MAMBA_SLOTS_PER_REQUEST = 3  # model_runner_kv_cache_mixin.py MAMBA_CACHE_SIZE_MAX_RUNNING_...
 # Recurrent kinds SGLang runs with a mamba pool whose state kvplan shapes (configs/mamba_utils.py:
 # Mamba2CacheParams for Mamba-2 and Gated DeltaNet, KimiLinearCacheParams for KDA, the conv-only
 # state of LFM2's short convolutions: "ssm_state size: 0.00GB").
@@ -348,15 +350,14 @@ class MambaPool(SglangPool):
     max_mamba_cache_size: int | None  # --max-mamba-cache-size (per rank, after DP division)
     radix_cache: bool
     legacy_disabled_radix_size: bool  # before sglang PR #18786: 512 slots without the radix
+    # Slots one running request reserves (_calculate_mamba_ratio at SGLang's defaults:
+    # kvplan.engines.sglang.mamba_strategy, 1 / 3 / 5).
+    slots_per_request: int
     kind: str = "mamba"
 
     @property
     def per_req(self) -> int:
         return self.conv_per_req + self.ssm_per_req
-
-    @property
-    def slots_per_request(self) -> int:
-        return MAMBA_SLOTS_PER_REQUEST if self.radix_cache else 1
 
     def fixed_size(self) -> int | None:
         """The slots when no ratio decides them: --max-mamba-cache-size, or without the radix
@@ -531,6 +532,9 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
             max_mamba_cache_size=None if given is None else given // dp,
             radix_cache=inputs.prefix_caching is not False,
             legacy_disabled_radix_size=version_key(inputs.engine_version) < (0, 5, 9),
+            slots_per_request=mamba_slots_per_request(
+                inputs.engine_version, spec.architectures,
+                radix_cache=inputs.prefix_caching is not False),
             **common)
     if local and hybrid_swa(spec, inputs):
         full, swa = _token_cell(caches, sliding=False), _token_cell(caches, sliding=True)
