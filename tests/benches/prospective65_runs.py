@@ -43,7 +43,7 @@ from tests.benches.prospective_runs import (
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective65.json"
 # The commit that adds the data file (and this runner): the freeze. Nothing was evaluated at it.
-FREEZE = "FREEZE-PENDING"
+FREEZE = "4804138c"
 # The record of the first evaluation: empty until the set is first replayed (next stop).
 FIRST_EVALUATION: str | None = None
 FIRST_ROWS: dict[str, tuple[float, float] | None] = {}
