@@ -56,6 +56,9 @@ from kvplan._util.progress import report
 from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
 from kvplan.analysis.simulate.hybrid_pool import HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
+
+# The request, settings, run-state and step-cost types live in sim_types; the engines, the
+# runner and the tests import them from here too.
 from kvplan.analysis.simulate.sim_types import (
     SchedulerConfig,
     SimRequest,
@@ -63,19 +66,17 @@ from kvplan.analysis.simulate.sim_types import (
     StepCost,
     StepRecord,
 )
-
-# The request, settings, run-state and step-cost types live in sim_types; the engines, the
-# runner and the tests import them from here too.
 from kvplan.analysis.simulate.step_boundary import taken
 from kvplan.analysis.simulate.workload import RequestSpec, check_pulled
 from kvplan.engines.sglang.dp_balance import DpGathered
 
 
 class Simulator:
+    """One engine (one data-parallel replica): the pool, the queues, the clock."""
+
     # A closed loop's reply to a finish misses the scheduling at the finish's instant (vLLM's
     # busy loop: kvplan.analysis.simulate.step_boundary, which cites the code).
     finish_reply_misses_next_step = True
-    """One engine (one data-parallel replica): the pool, the queues, the clock."""
 
     def __init__(self, pool: KVPool | HybridPool, config: SchedulerConfig,
                  step_cost: StepCost, *, timeline: bool = False, bulk_decode: bool = True) -> None:
