@@ -109,8 +109,8 @@ def ignore_eos(row: dict[str, str]) -> bool:
 # before either arm ran (tests.benches.aggwork64_eval, 131812dd); nothing fitted, no rule of
 # kvplan changed, so no row is shaped by it.
 FINDING = (
-    "Since aggwork64 (issue 30): the InferenceX rows above are replayed under InferenceX's "
-    "client workload as its code runs it (tests/benches/aiconfig_agg_client.py: 10 x C "
+    "aggwork64 (issue 30): InferenceX's client workload as its code runs it, NOT the replay "
+    "above (tests/benches/aiconfig_agg_client.py: 10 x C "
     "requests, lengths uniform in [0.8, 1] x ISL / OSL, every request in the mean, SGLang's "
     "--ignore-eos where the script disables the radix cache, which the bench's default radix "
     "cache leaves unbound); the gap-analysis rows keep the fixed lengths. Before -> after on "
