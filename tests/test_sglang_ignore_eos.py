@@ -5,7 +5,11 @@ schedule_policy.py 0.5.9:632-717, 0.5.10.post1:641-726), against rule 1's add_on
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from typer.testing import CliRunner
 
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
@@ -17,9 +21,12 @@ from kvplan.analysis.simulate.sglang_scheduler import (
     SglangSimulator,
 )
 from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.cli import app
 from kvplan.engines.base import Engine
 from kvplan.sources.resolve import load_model
 from tests.test_simulate import _FixedCost  # 10 ms a step
+
+runner = CliRunner()
 
 
 def _engine(free: int, chunk: int | None, ignore_eos: bool) -> SglangSimulator:
@@ -91,3 +98,64 @@ def test_the_ignore_eos_path_needs_the_radix_cache_disabled() -> None:
     default, _ = setup(spec, estimate_inputs(spec, context=4096, gpu="H100-80GB",
                                              engine=Engine("sglang")))
     assert default.sglang is not None and default.sglang.ignore_eos_path is False
+
+
+# `kvplan simulate --ignore-eos` (the client's flag, through the CLI): SGLang 0.5.9's defaults
+# but the chunk (--chunked-prefill-size 16,384, the default on a card of 160 GiB or more) on an
+# H200, two 8,192-token prompts sent together (closed loop of 2), 2 output tokens each.
+_SGL_CASE = ["simulate", "llama-3.1-8b", "--engine", "sglang", "--gpu", "H200",
+             "--num-requests", "2", "--concurrency", "2", "--input-len", "8192",
+             "--output-len", "2", "--chunked-prefill-size", "16384"]
+
+
+@pytest.mark.parametrize(("extra", "tokens"), [
+    (["--no-enable-prefix-caching", "--ignore-eos"], ["16384", "2"]),
+    (["--no-enable-prefix-caching"], ["8192", "8192", "2"]),
+    (["--ignore-eos"], ["8192", "8192", "2"])])  # the radix cache on: rule 1's add_one_req
+def test_cli_ignore_eos_puts_two_8k_prompts_in_one_16k_step(
+        extra: list[str], tokens: list[str], tmp_path: Path) -> None:
+    """Input budget 16,384 (MAX_PREFILL_TOKENS) and chunk 16,384. With --ignore-eos and the
+    radix cache off (--no-enable-prefix-caching = SGLang --disable-radix-cache):
+    add_one_req_ignore_eos takes A (budget 16,384 -> 8,192 > 0) and B (8,192 <= the chunk left;
+    budget 0): one prefill step of 16,384 tokens, both first tokens at its end (TTFT mean = that
+    step's time), then one decode step of 2 tokens. Otherwise add_one_req refuses B (8,192 >=
+    the 8,192 left): two equal prefill steps of 8,192 (t each), TTFTs t and 2t (mean 1.5 t),
+    then the decode step."""
+    csv = tmp_path / "steps.csv"
+    out = runner.invoke(app, [*_SGL_CASE, *extra, "--timeline", str(csv), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    rows = [line.split(",") for line in csv.read_text().splitlines()[1:]]
+    assert [r[3] for r in rows] == tokens
+    first_ms = float(rows[0][2])
+    ttft = json.loads(out.stdout)["ttft_ms"]["mean"]
+    shared = tokens[0] == "16384"
+    assert ttft == pytest.approx(first_ms if shared else 1.5 * first_ms, rel=1e-4)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "trtllm"])
+def test_cli_ignore_eos_is_not_read_by_vllm_or_trtllm(engine: str) -> None:
+    """A client setting accepted for every engine: vLLM's and TensorRT-LLM's schedulers do not
+    read it (kvplan's requests decode their whole output either way): byte-identical."""
+    case = ["simulate", "llama-3.1-8b", "--engine", engine, "--gpu", "H100-80GB",
+            "--num-requests", "4", "--concurrency", "4", "--input-len", "2048",
+            "--output-len", "4", "--no-enable-prefix-caching"]
+    for fmt in ("json", "table"):
+        without = runner.invoke(app, [*case, "--format", fmt])
+        with_it = runner.invoke(app, [*case, "--format", fmt, "--ignore-eos"])
+        assert without.exit_code == with_it.exit_code == 0, without.output + with_it.output
+        assert with_it.stdout == without.stdout
+
+
+def test_cli_omitting_ignore_eos_adds_nothing() -> None:
+    """SGLang: without the option no note names ignore_eos and the JSON has no key for it; with
+    it and the radix cache on, the JSON is unchanged (no key: workload settings are not echoed)
+    and one note says the requests are admitted as any other."""
+    without = runner.invoke(app, [*_SGL_CASE, "--format", "json"])
+    with_it = runner.invoke(app, [*_SGL_CASE, "--format", "json", "--ignore-eos"])
+    assert with_it.stdout == without.stdout and "ignore_eos" not in without.stdout
+    table = runner.invoke(app, _SGL_CASE).stdout
+    noted = runner.invoke(app, [*_SGL_CASE, "--ignore-eos"]).stdout
+    assert "ignore_eos" not in table
+    assert " ".join(noted.split()) == " ".join(table.split()) + (
+        " requests sent with ignore_eos: admitted as any other (add_one_req: the radix cache is"
+        " on)")

@@ -236,6 +236,13 @@ def simulate_cmd(
         help="vllm: vllm bench serve, uniform in [L(1-R), L(1+R)], R < 1 (the default); "
              "vllm-legacy / sa-bench / sglang: [int(L R), L], numpy's draw at --seed.")
     ] = None,
+    ignore_eos: Annotated[bool, typer.Option(
+        "--ignore-eos", rich_help_panel=LENGTH_SPREAD_PANEL,
+        help="The client sends every request with ignore_eos (a bench client's --ignore-eos; "
+             "each request decodes its whole output either way). Only SGLang's admission "
+             "reads it, with the radix cache off (--no-enable-prefix-caching, SGLang "
+             "--disable-radix-cache): add_one_req_ignore_eos, no refusal at the input "
+             "budget.")] = False,
     link: Annotated[str | None, typer.Option(
         "--link", metavar="NAME", rich_help_panel=FABRIC_PANEL,
         help="The fabric between nodes a TP / EP group over several NVLink domains crosses: "
@@ -361,7 +368,7 @@ def simulate_cmd(
                                     policy=capacity_scheduler_policy),
             sglang=SglangOptionsSim(chunked_prefill_size=chunked_prefill_size,
                                     schedule_conservativeness=schedule_conservativeness,
-                                    schedule_policy=schedule_policy)),
+                                    schedule_policy=schedule_policy, ignore_eos=ignore_eos)),
             engine, engine_arg or (), engine_version)
         given = {k: v for k, v in settings.estimate_options().items()
                  if k in (*ma.KEYS, "reserve_full_isl")}

@@ -258,6 +258,10 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
              " rules as `estimate` "
              f"({pool.pool_text()}, max_running_requests {cap_running:,})"]
     notes += [cache_note] if cache_note else []
+    if opts.ignore_eos:  # the client's ignore_eos (sglang_scheduler rule 4); no note without it
+        notes.append("requests sent with ignore_eos: " + (
+            "admitted by add_one_req_ignore_eos (radix cache disabled)" if sg.ignore_eos_path
+            else "admitted as any other (add_one_req: the radix cache is on)"))
     cost = step_cost(spec, inputs, (), opts.piecewise_cuda_graph)
     if cost.eff.prefill_graph is not None:
         notes.append("prefill: piecewise CUDA graphs (on by default from SGLang "

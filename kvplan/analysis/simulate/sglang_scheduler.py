@@ -46,7 +46,7 @@ subclass kvplan.analysis.simulate.sglang_spec_sim):
    total budget or where the running requests could not all decode to max_new_tokens
    (`_ignore_eos_fits`), and its budget charged min(max_new_tokens, 4,096). kvplan's requests
    always decode their whole output, as ignore_eos makes SGLang's; whether the client sent the
-   flag is the user's (SglangOptionsSim.ignore_eos, off by default).
+   flag is the user's (SglangOptionsSim.ignore_eos, `simulate --ignore-eos`, off by default).
 
 A prefill step's first tokens are sampled at its end (TTFT); its requests decode from the next
 step. The overlap scheduler (on by default) is SchedulerConfig.async_scheduling: the next batch
