@@ -87,7 +87,9 @@ is `VLLM_API_OUTPUT_COST` above, on the same FIFO (`--frontend` turns the output
 it; `--api-output` alone keeps the output stage without the ingestion). The latency outside the
 queue is the one constant left fitted: on kvcached's rate-16 row (the server idle between
 arrivals: the latency whose simulated mean TTFT behind the measured stages is the measured one;
-tests/benches/frontend_fit.py `fit_latency`). The earlier `VLLM_API_SERVER_COST` (11.85 ms a
+tests/benches/frontend_fit.py `fit_latency`); it is the serving host's (tests/benches/frontlat64.py
+measured 9-57 ms on one CPU host by load), and `simulate --frontend-latency-ms` puts the user's
+own in its place (`vllm_api_loop_cost`). The earlier `VLLM_API_SERVER_COST` (11.85 ms a
 request fitted with its latency on kvcached's rate-inf and rate-16 rows, which held the output
 work of the rate-inf burst's running requests in the per-request time) is kept as the record of
 that fit: as one serial stage it caps ingestion at 1 / 11.85 ms = 84 requests a second, below
