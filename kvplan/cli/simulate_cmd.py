@@ -140,6 +140,11 @@ def simulate_cmd(
              "SGLang's TokenizerManager (prompts tokenized one at a time on the loop that "
              "streams the outputs, time per token measured on one CPU); a host differs.")
     ] = False,
+    frontend_latency_ms: Annotated[float | None, typer.Option(
+        "--frontend-latency-ms", metavar="MS", rich_help_panel=HOST_STAGES_PANEL,
+        help="With vLLM's --frontend: your serving host's measured send-to-engine latency per "
+             "request in place of the fitted one (tests/benches/frontlat64_measure.py; "
+             "examples/simulate.md).")] = None,
     api_output: Annotated[bool, typer.Option(
         "--api-output", rich_help_panel=HOST_STAGES_PANEL,
         help="Simulate vLLM's API server loop after each step: detokenizing and streaming "
@@ -423,7 +428,9 @@ def simulate_cmd(
                                source=shown_path(gen_file))),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),
-                           sglang=settings.sglang, engine_core_cpu=engine_core_cpu)
+                           sglang=settings.sglang, engine_core_cpu=engine_core_cpu,
+                           frontend_latency_s=(None if frontend_latency_ms is None
+                                               else frontend_latency_ms / 1e3))
         if inputs.kv_dtype_note is not None:
             notes = [*notes, inputs.kv_dtype_note]
         if settings.applied:
@@ -437,6 +444,9 @@ def simulate_cmd(
         # The context and the closed-loop request count under every command's names.
         view = replace(view, records=with_keys_after(view.records, "max_model_len",
                                                      context=context, concurrency=concurrency))
+        if frontend_latency_ms is not None:  # where --frontend's latency came from
+            view = replace(view, records={**view.records, "frontend_latency": {
+                "ms": frontend_latency_ms, "source": "user-supplied (--frontend-latency-ms)"}})
         if settings.applied:  # the engine's flags as applied (only where given)
             view = replace(view, records={**view.records,
                                           "engine_args": settings.applied_dicts()})

@@ -31,7 +31,7 @@ from kvplan.engines.vllm.alloc import (
 )
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
-from kvplan.engines.vllm.frontend import VLLM_API_LOOP_COST, vllm_api_tokenizer_batching
+from kvplan.engines.vllm.frontend import vllm_api_loop_cost, vllm_api_tokenizer_batching
 from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
@@ -73,11 +73,12 @@ def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
 
 def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
                 async_scheduling: bool | None, sglang: SglangOptionsSim | None,
-                api_server: bool, frontend: bool, trtllm: TrtllmOptionsSim | None = None
-                ) -> tuple[SimSetup, list[str]]:
+                api_server: bool, frontend: bool, trtllm: TrtllmOptionsSim | None = None,
+                frontend_latency_s: float | None = None) -> tuple[SimSetup, list[str]]:
     """vLLM V1's engine (kvplan.analysis.simulate.scheduler): its KV-cache groups and pool as
     `estimate` sizes them, its batch defaults, prefix caching and async scheduling by version,
-    the API server's tokenizer batching. (`sglang`: SGLang's options, not read here.)"""
+    the API server's tokenizer batching, with `frontend` its CPU stage (`frontend_latency_s`:
+    the user's latency in place of the fitted one). (`sglang`: SGLang's options, not read.)"""
     cap = inputs.capacity
     assert cap is not None
     rules = cap.engine.rules
@@ -115,7 +116,8 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
         notes.append(f"API server: prompts tokenized in batches released "
                      f"{batching.wait_s * 1e3:g} ms after the first (up to {batching.max_batch}; "
                      "vLLM's AsyncMicrobatchTokenizer, 0.11-0.23)")
-    server = VLLM_API_LOOP_COST if frontend else None
+    # The one place --frontend's fitted latency enters (or the user's, --frontend-latency-ms).
+    server = vllm_api_loop_cost(frontend_latency_s) if frontend else None
     if server is not None:
         notes.append(f"API server CPU (--frontend): {server.s_per_request * 1e3:.3f} ms per "
                      f"request + {server.s_per_prompt_token * 1e6:.2f} us per prompt token, "
@@ -182,15 +184,16 @@ def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
 
 def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
                   async_scheduling: bool | None, sglang: SglangOptionsSim | None,
-                  api_server: bool, frontend: bool, trtllm: TrtllmOptionsSim | None = None
-                  ) -> tuple[SimSetup, list[str]]:
+                  api_server: bool, frontend: bool, trtllm: TrtllmOptionsSim | None = None,
+                  frontend_latency_s: float | None = None) -> tuple[SimSetup, list[str]]:
     """SGLang's engine (kvplan.analysis.simulate.sglang_scheduler): its token pool as
     `estimate` sizes it (max_total_num_tokens in pages, one full-attention pool; a mamba
     pool's slots beside it cap the running requests, kvplan.analysis.simulate.sglang_pools),
     its max_running_requests (`max_num_seqs`), chunked_prefill_size by GPU
     (kvplan.engines.sglang.options), the radix cache (on unless --disable-radix-cache), the
     overlap scheduler (`async_scheduling`; on unless turned off), with `frontend` its
-    TokenizerManager (kvplan.analysis.simulate.sglang_frontend; `api_server`: not read)."""
+    TokenizerManager (kvplan.analysis.simulate.sglang_frontend; `api_server`,
+    `frontend_latency_s`: not read, the latter refused by run.setup)."""
     max_running, overlap, schedule = max_num_seqs, async_scheduling, sglang
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
@@ -279,13 +282,14 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
 def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
                   max_num_seqs: int | None, async_scheduling: bool | None,
                   sglang: SglangOptionsSim | None, api_server: bool, frontend: bool,
-                  trtllm: TrtllmOptionsSim | None = None) -> tuple[SimSetup, list[str]]:
+                  trtllm: TrtllmOptionsSim | None = None,
+                  frontend_latency_s: float | None = None) -> tuple[SimSetup, list[str]]:
     """TensorRT-LLM's PyTorch executor (kvplan.analysis.simulate.trtllm_scheduler): its pool
     as `estimate` sizes it (the plan's blocks; no null block), max_batch_size (`max_num_seqs`,
     default 2048), max_num_tokens (the plan's max_num_batched_tokens, default 8192), block
     reuse (on unless turned off), the overlap scheduler (`async_scheduling`; on unless turned
-    off), chunked prefill and the capacity policy (`trtllm`). (`api_server`, `sglang`: not
-    read.)"""
+    off), chunked prefill and the capacity policy (`trtllm`). (`api_server`, `sglang`,
+    `frontend_latency_s`: not read.)"""
     if frontend:
         raise InputError("simulate --frontend: only vLLM's API server is modelled "
                          "(--engine vllm)")

@@ -11,6 +11,7 @@ the run over the replicas (`simulate`) and the result's assembly."""
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -65,8 +66,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False,
           api_output: bool = False, sampling: SamplingParams | None = None,
           engine_core_cpu: bool | None = None, acceptance: Acceptance | None = None,
-          spec_seed: int = 0, draft_config: DraftConfig | None = None
-          ) -> tuple[SimSetup, list[str]]:
+          spec_seed: int = 0, draft_config: DraftConfig | None = None,
+          frontend_latency_s: float | None = None) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated by
     its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async scheduling
     / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM --max-num-seqs /
@@ -88,7 +89,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     acceptance with `inputs`' speculative method (vLLM or SGLang, required there:
     kvplan.analysis.simulate.spec_sim), drawn from `spec_seed`; `draft_config`: the EAGLE head's
     own config.json (vLLM only: kvplan.engines.vllm.eagle_head; None: one layer of the target's
-    shape). Returns it and the notes."""
+    shape). `frontend_latency_s`: the user's send-to-engine latency in place of vLLM's
+    --frontend's fitted one (kvplan.engines.vllm.frontend.vllm_api_loop_cost; needs `frontend`,
+    vLLM only). Returns it and the notes."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -107,6 +110,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if acceptance is not None and not cap.num_speculative_tokens:
         raise InputError("simulate --spec-mean-accept-len / --spec-acceptance-rate: needs "
                          "--speculative-method")
+    _check_frontend_latency(frontend_latency_s, frontend=frontend, scheduler=rules.scheduler)
     # vLLM's --frontend is the API server's one loop, which also takes every step's outputs
     # (kvplan.engines.vllm.frontend, VLLM_API_LOOP_COST): the output stage comes with it.
     loop = frontend and rules.scheduler is Scheduler.mixed_token_budget and dp == 1
@@ -126,7 +130,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     sim, notes = SETUPS[rules.scheduler](inputs.spec, inputs, dp=dp, max_num_seqs=max_num_seqs,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
-                                          trtllm=trtllm)
+                                          trtllm=trtllm, frontend_latency_s=frontend_latency_s)
     if api_output or loop:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:
@@ -161,6 +165,24 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         *notes, f"fused-MoE JIT: {moe_jit_compile_s * 1e3:g} ms a step per Triton compile not "
                 "made at start-up (vLLM 0.15.1 rule, kvplan.engines.vllm.moe_jit; the time is "
                 "the option's)"]
+
+
+def _check_frontend_latency(latency_s: float | None, *, frontend: bool,
+                            scheduler: Scheduler) -> None:
+    """Refuse --frontend-latency-ms where it has no stage to replace the latency of: without
+    --frontend, on an engine whose --frontend stage has no latency (SGLang's TokenizerManager;
+    TensorRT-LLM has none), or not a finite time >= 0."""
+    if latency_s is None:
+        return
+    if not frontend:
+        raise InputError("simulate --frontend-latency-ms: needs --frontend (it replaces that "
+                         "stage's fitted latency)")
+    if scheduler is not Scheduler.mixed_token_budget:
+        raise InputError("simulate --frontend-latency-ms: only vLLM's --frontend stage has a "
+                         "send-to-engine latency (--engine vllm)")
+    if not math.isfinite(latency_s) or latency_s < 0:
+        raise InputError("simulate --frontend-latency-ms: expected a finite number of ms >= 0, "
+                         f"got {latency_s * 1e3:g}")
 
 
 def _with_api_output(sim: SimSetup, notes: list[str], scheduler: Scheduler, dp: int

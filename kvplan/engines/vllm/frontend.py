@@ -87,7 +87,9 @@ is `VLLM_API_OUTPUT_COST` above, on the same FIFO (`--frontend` turns the output
 it; `--api-output` alone keeps the output stage without the ingestion). The latency outside the
 queue is the one constant left fitted: on kvcached's rate-16 row (the server idle between
 arrivals: the latency whose simulated mean TTFT behind the measured stages is the measured one;
-tests/benches/frontend_fit.py `fit_latency`). The earlier `VLLM_API_SERVER_COST` (11.85 ms a
+tests/benches/frontend_fit.py `fit_latency`); it is the serving host's (tests/benches/frontlat64.py
+measured 9-57 ms on one CPU host by load), and `simulate --frontend-latency-ms` puts the user's
+own in its place (`vllm_api_loop_cost`). The earlier `VLLM_API_SERVER_COST` (11.85 ms a
 request fitted with its latency on kvcached's rate-inf and rate-16 rows, which held the output
 work of the rate-inf burst's running requests in the per-request time) is kept as the record of
 that fit: as one serial stage it caps ingestion at 1 / 11.85 ms = 84 requests a second, below
@@ -99,7 +101,7 @@ version-dependent: an assumption wherever the stage is used, which the output st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kvplan._util.fitted import Fitted
 from kvplan._util.versions import version_key
@@ -274,10 +276,23 @@ VLLM_API_LOOP_LATENCY_S_FIT = Fitted(
            "rate-16 row's mean TTFT less the simulated one behind the measured stages",
     fitted_on=(_FIT_ROWS[1],))
 
+_LOOP_MEASURED = (f"the loop's work per request measured with vLLM's own code on "
+                  f"{VLLM_API_OUTPUT_HOST} (tests/benches/api_ingest_cost.py), its outputs as "
+                  "--api-output's")
 VLLM_API_LOOP_COST = ApiServerCost(
     s_per_request=VLLM_API_INGEST_S_PER_REQUEST,
     s_per_prompt_token=VLLM_API_INGEST_S_PER_PROMPT_TOKEN, latency_s=VLLM_API_LOOP_LATENCY_S,
-    source=f"the loop's work per request measured with vLLM's own code on {VLLM_API_OUTPUT_HOST} "
-           "(tests/benches/api_ingest_cost.py), its outputs as --api-output's; the latency "
-           "fitted on one H100 host's vLLM 0.19.0 row (kvcached's rate 16); a serving host "
-           "differs")
+    source=f"{_LOOP_MEASURED}; the latency fitted on one H100 host's vLLM 0.19.0 row "
+           "(kvcached's rate 16); a serving host differs")
+
+
+def vllm_api_loop_cost(latency_s: float | None = None) -> ApiServerCost:
+    """`--frontend`'s stage (VLLM_API_LOOP_COST) with the user's own send-to-engine latency
+    (`simulate --frontend-latency-ms`, measured on their serving host, e.g. with
+    tests/benches/frontlat64_measure.py: tests/benches/frontlat64.py FINDING) in place of the
+    fitted one; None: the fitted one. The measured per-request and per-token times stay."""
+    if latency_s is None:
+        return VLLM_API_LOOP_COST
+    return replace(VLLM_API_LOOP_COST, latency_s=latency_s,
+                   source=f"{_LOOP_MEASURED}; the latency user-supplied "
+                          "(--frontend-latency-ms); a serving host differs")
