@@ -36,6 +36,7 @@ from tests.benches import (
     prospective62_runs,
     prospective63_runs,
     prospective64_runs,
+    prospective65_runs,
     prospective_runs,
     sim_to_real,
     trtllm_bench,
@@ -115,6 +116,7 @@ def all_row_ids() -> list[str]:
             + [run["id"] for run in prospective_runs.load(prospective62_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective63_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective64_runs.DATA)["runs"]]
+            + [run["id"] for run in prospective_runs.load(prospective65_runs.DATA)["runs"]]
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()]
             + [disagg_rows.PREFIX + r["id"] for r in aiconfig_agg_runs.rows()])
 

@@ -1,9 +1,11 @@
-"""The frozen, not yet evaluated prospective65 set (tests/data/sim_to_real/prospective65.json):
-15 runs, each complete (source and own URL, a model config that loads, a GPU preset, a release,
-the statistic it published and its figures); none is a run or a cell of an earlier set (by id,
-by URL, by (checkpoint, GPU, TP, engine, concurrency)) or of the aiconfig rows; the replay's
-requests reproduce each client command; a run is compared on its own statistic only. Nothing
-here simulates a run (the set is evaluated at the next stop: tests.benches.prospective65_runs)."""
+"""The prospective65 set (tests/data/sim_to_real/prospective65.json), frozen at 4804138c and
+first evaluated at 38738b15: 15 runs, each complete (source and own URL, a model config that
+loads, a GPU preset, a release, the statistic it published and its figures); none is a run or a
+cell of an earlier set (by id, by URL, by (checkpoint, GPU, TP, engine, concurrency)) or of the
+aiconfig rows; the replay's requests reproduce each client command; a run is compared on its own
+statistic only; the record of the first evaluation names every run and its medians follow from
+its rows; the set's section is wired into the page. Nothing here simulates a full run (the
+replay: python -m tests.benches.prospective65_runs)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import functools
 import gzip
 import json
 import re
+import statistics
 from pathlib import Path
 
 from kvplan import load_spec
@@ -183,9 +186,65 @@ def test_every_run_is_in_one_group() -> None:
                    for c in prospective65_runs.CONCURRENCIES) == 1
 
 
-def test_frozen_and_not_evaluated() -> None:
+def test_frozen_then_evaluated_once_and_wired() -> None:
     assert re.fullmatch(r"[0-9a-f]{8}", prospective65_runs.FREEZE)
-    assert prospective65_runs.FIRST_EVALUATION is None and prospective65_runs.FIRST_ROWS == {}
+    assert re.fullmatch(r"[0-9a-f]{8}", prospective65_runs.FIRST)
+    record = prospective65_runs.FIRST_EVALUATION
+    assert record and prospective65_runs.FIRST in record and prospective65_runs.FREEZE in record
+    assert "2026-12-07" in record
+    # The data file stays as frozen (its 'what' says so); the runner's docstring no longer.
     assert "NOT evaluated" in _doc()["what"]
+    assert "NOT EVALUATED" not in (prospective65_runs.__doc__ or "")
     bench = (ROOT / "tests" / "benches" / "simulate_bench.py").read_text()
-    assert "prospective65" not in bench
+    assert bench.index("prospective64_runs.print_section()") < bench.index(
+        "prospective65_runs.print_section()") < bench.index("aiconfig_agg_runs.print_section()")
+
+
+def test_the_first_evaluation_names_every_run() -> None:
+    rows = prospective65_runs.FIRST_ROWS
+    assert set(rows) == set(_runs())
+    assert all(row is not None for row in rows.values())  # none was refused
+
+
+def _first_median(rids: list[str], column: int) -> float:
+    rows = prospective65_runs.FIRST_ROWS
+    return statistics.median(abs(rows[r][column]) for r in rids)  # type: ignore[index]
+
+
+def test_the_records_medians_follow_from_its_rows() -> None:
+    # FIRST_EVALUATION's medians recomputed from FIRST_ROWS. The 15 |TTFT| sorted: 4.0, 4.8,
+    # 7.0, 8.6, 12.4, 13.4, 19.0, 22.0 (the 8th), ... -> 22.0 %; |TPOT|: 6.3, 6.8, 14.2, 15.0,
+    # 15.7, 16.5, 16.9, 19.5 (the 8th), ... -> 19.5 %: an odd count gives the printed figure.
+    # An even count averages two rows rounded to 0.1 pp as printed, so it may differ from the
+    # median of the unrounded errors (then rounded to 0.1 pp) by up to 0.1 pp: B200's 4 |TPOT|
+    # 19.5, 19.8, 27.7, 27.9 -> (19.8 + 27.7) / 2 = 23.75 from the rows, 23.7 % as printed.
+    record = (prospective65_runs.FIRST_EVALUATION or "").replace(" %", "%")
+    ids = list(_runs())
+    assert f"{_first_median(ids, 0):.1%}" == "22.0%" and f"{_first_median(ids, 1):.1%}" == "19.5%"
+    assert "TTFT 22.0%" in record and "TPOT 19.5%" in record
+    results = [_result(rid, {}) for rid in ids]
+    groups = [(f"{s} ({len(g)}", g) for s in prospective65_runs.SOURCES
+              if (g := [r for r in ids if _runs()[r]["source"] == s])]
+    for gpu in ("H200", "B200", "B300", "H100"):
+        part = prospective65_runs.on_gpu(results, gpu)
+        groups.append((f"{gpu} ({len(part)}", [r.run_id for r in part]))
+    for model in prospective65_runs.MODELS[:3]:
+        part = prospective65_runs.of_model(results, model)
+        groups.append((f"{model} ({len(part)}", [r.run_id for r in part]))
+    for c in (1024, 4096):
+        part = prospective65_runs.at_concurrency(results, c)
+        groups.append((f"{c:,} ({len(part)}", [r.run_id for r in part]))
+    assert len(groups) == 11
+    for label, rids in groups:
+        m = re.search(rf"{re.escape(label)}[^)]*\) (?:TTFT )?([\d.]+)% / (?:TPOT )?([\d.]+)%",
+                      record)
+        assert m, label
+        for column, printed in enumerate(m.groups()):
+            assert abs(_first_median(rids, column) - float(printed) / 100) <= 0.001 + 1e-12
+            if len(rids) % 2:
+                assert f"{_first_median(rids, column):.1%}" == f"{printed}%"
+    # Every TPOT error positive (kvplan slow on all 15); every Blackwell run slow on both.
+    rows = prospective65_runs.FIRST_ROWS
+    assert all(row[1] > 0 for row in rows.values())  # type: ignore[index]
+    assert all(min(rows[r.run_id]) > 0  # type: ignore[type-var]
+               for g in ("B200", "B300") for r in prospective65_runs.on_gpu(results, g))

@@ -48,6 +48,7 @@ from tests.benches import (
     prospective62_runs,
     prospective63_runs,
     prospective64_runs,
+    prospective65_runs,
     prospective_runs,
     sim_to_real,
 )
@@ -267,7 +268,10 @@ def main() -> None:
           "tokens: the same figures and E2E), prospective64 (a fifteenth, a new "
           "publisher's SGLang cookbook re-benches of Qwen3.5-9B / 27B and Qwen3.6-35B-A3B on "
           "one H100, H200, B200 or B300 at concurrency 1,024 and 4,096: P50 TTFT and TPOT "
-          "only, compared P50 to P50), "
+          "only, compared P50 to P50), prospective65 (a sixteenth, the same cookbook's "
+          "Qwen3.5 MoE cells, 35B-A3B / 122B-A10B / 397B-A17B on H200, B200 or B300 at TP 1 to "
+          "8 and concurrency 1,024 and 4,096: P50 TTFT and TPOT, and a vLLM PR's base run of "
+          "Qwen3-30B-A3B on one H100: mean TTFT and TPOT), "
           "aiconfigurator's measured "
           "aggregated rows (held out, frozen before kvplan was run on them: TTFT and TPOT at a "
           "stated concurrency), then the cost "
@@ -319,6 +323,7 @@ def main() -> None:
     prospective62_runs.print_section()
     prospective63_runs.print_section()
     prospective64_runs.print_section()
+    prospective65_runs.print_section()
     aiconfig_agg_runs.print_section()
     aiconfig_agg_flags.print_section()  # the counterfactual, after the frozen evaluation
     aiconfig_agg_dp_script.print_section()  # TensorRT-LLM attention DP at its scripts' flags
