@@ -70,3 +70,19 @@ def test_a_row_stating_its_link_crosses_it() -> None:
     plain = {k: v for k, v in pack.items() if k != "kv_link"}
     assert disagg_rows.kv_link(plain).bytes_per_s == pytest.approx(45e9)
     assert disagg_rows.kv_link({**plain, "system": "gb200"}).name == "nvlink5"
+
+
+def test_the_first_evaluation_is_recorded_for_every_run() -> None:
+    assert prospdis65_runs.FREEZE and prospdis65_runs.FIRST_EVALUATION
+    assert prospdis65_runs.FIRST_EVALUATION.startswith(prospdis65_runs.FREEZE)
+    # Nothing was replayed at the first evaluation: every run is recorded refused, none timed.
+    assert set(prospdis65_runs.FIRST_REFUSED) == {r["id"] for r in RUNS}
+    assert prospdis65_runs.FIRST_ROWS == {}
+
+
+def test_the_replay_still_refuses_as_recorded() -> None:
+    # gpt-oss-120b's sliding-window layers at vLLM 0.11.0: kvplan reads NIXL's sliding-window
+    # rules from 0.32 only (kvplan.engines.vllm.connectors HYBRID_RULES_SINCE). A rule for
+    # 0.11.0 would change this outcome; its session then replays the set and reports it apart.
+    points, refused = prospdis65_runs.replay_all()
+    assert points == [] and refused == prospdis65_runs.FIRST_REFUSED

@@ -25,6 +25,7 @@ import json
 import statistics
 from pathlib import Path
 
+from kvplan._util.errors import KvplanError
 from tests.benches.disagg_public import Point, replay_run
 from tests.benches.disagg_rows import BAND
 
@@ -32,12 +33,31 @@ DATA = (Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg"
         / "public_disagg_runs65.json")
 # The commit that adds the data file, this runner and its test: the freeze (set with the record
 # of the first evaluation, which was run on that commit's tree).
-FREEZE: str | None = None
-# The record of the first evaluation: empty until the set is first replayed.
-FIRST_EVALUATION: str | None = None
+FREEZE: str | None = "5647c373"
+# The record of the first evaluation (run on the FREEZE tree, unchanged): kvplan refused every
+# run, at the first point of each, in the handover (kvplan.engines.vllm.connectors
+# `_check_layer_kinds`): gpt-oss-120b has sliding-window layers and kvplan reads NIXL's
+# sliding-window rules from vLLM 0.32 only; the runs ran 0.11.0. The runner then stopped at
+# the first refusal (disagg_public.replay_run raises); the per-run outcome below was taken on
+# the same tree with the refusal caught, as `replay` now does. No time was predicted.
+FIRST_EVALUATION: str | None = (
+    "5647c373, 2026-12-07: 11 of 11 runs (61 of 61 points) refused: '--engine-version 0.11.0: "
+    "kvplan reads NIXL's sliding-window, recurrent and indexer rules from vLLM 0.32 only'; "
+    "both inside the band 0 of 61 (none replayed)")
 # "run id @ concurrency" -> (TTFT ratio, TPOT ratio), kvplan / measured, as first printed
-# (None: kvplan's prefill saturated at that load, no TTFT).
+# (None: kvplan's prefill saturated at that load, no TTFT). Empty: nothing was replayed.
 FIRST_ROWS: dict[str, tuple[float | None, float | None]] = {}
+# Run id -> the refusal's first line, as first printed.
+_NIXL_SWA = ("--engine-version 0.11.0: kvplan reads NIXL's sliding-window, recurrent and "
+             "indexer rules from vLLM 0.32 only; give 0.32 or newer")
+FIRST_REFUSED: dict[str, str] = {
+    f"anyscale-gptoss120b-{rid}": _NIXL_SWA for rid in (
+        *(f"h100-pack-{t}-5000x250" for t in ("p1xtp2-d1xtp2", "p1xtp2-d2xtp2",
+                                               "p1xtp2-d3xtp2", "p1xtp4-d1xtp4",
+                                               "p2xtp2-d1xtp2", "p2xtp2-d1xtp4",
+                                               "p3xtp2-d1xtp2")),
+        "h100-spread-srd-p1xtp4-d1xtp4-5000x250", "h200-pack-p1xtp4-d1xtp4-5000x250",
+        "h200-spread-p1xtp4-d1xtp4-5000x250", "h100-1p1d-nixl-tp4-8000x1000")}
 
 
 def load() -> dict:  # type: ignore[type-arg]
@@ -52,9 +72,23 @@ def inside(ratio: float | None) -> bool:
     return ratio is not None and BAND[0] <= ratio <= BAND[1]
 
 
-def replay_all() -> list[Point]:
-    """Every point of every run, replayed (the first evaluation's and any later one's)."""
-    return [p for run in load()["runs"] for p in replay_run(run)]
+def replay(run: dict) -> tuple[list[Point], str]:  # type: ignore[type-arg]
+    """The run's points replayed, and "" ; or no points and the refusal's first line."""
+    try:
+        return replay_run(run), ""
+    except KvplanError as e:
+        return [], str(e).splitlines()[0]
+
+
+def replay_all() -> tuple[list[Point], dict[str, str]]:
+    """Every point of every run replayed, and the runs kvplan refused (id -> why)."""
+    points, refused = [], {}
+    for run in load()["runs"]:
+        got, why = replay(run)
+        points += got
+        if why:
+            refused[run["id"]] = why
+    return points, refused
 
 
 def counts(ratios: list[tuple[float | None, float | None]]) -> str:
@@ -77,8 +111,9 @@ def _fmt(x: float | None, nd: int = 1) -> str:
     return "-" if x is None else f"{x:,.{nd}f}"
 
 
-def section(points: list[Point]) -> list[str]:
-    """The set as a Markdown section: every point, the counts against the band, per run."""
+def section(points: list[Point], refused: dict[str, str]) -> list[str]:
+    """The set as a Markdown section: every point, the counts against the band, per run, and
+    the runs kvplan refused."""
     record = (f"the record of their first evaluation: {FIRST_EVALUATION}" if FIRST_EVALUATION
               else "not yet evaluated: this is the first replay (no record yet)")
     runs = load()["runs"]
@@ -93,9 +128,16 @@ def section(points: list[Point]) -> list[str]:
                    f"{_fmt(p.measured_tpot_ms, 2)} | {ttft} / {_fmt(p.tpot_ms, 2)} | "
                    f"{_fmt(p.ttft_ratio, 2)} | {_fmt(p.tpot_ratio, 2)} |")
     pairs = [(p.ttft_ratio, p.tpot_ratio) for p in points]
-    out += ["", f"Inside the band: {counts(pairs)}; median ratio TTFT "
-            f"{_median([t for t, _ in pairs])}, TPOT {_median([o for _, o in pairs])}.", ""]
+    n_refused = sum(len(r["points"]) for r in runs if r["id"] in refused)
+    pairs += [(None, None)] * n_refused  # a refused point is not inside the band
+    out += ["", f"Inside the band (refused points counted outside): {counts(pairs)}; median "
+            f"ratio TTFT {_median([t for t, _ in pairs])}, TPOT "
+            f"{_median([o for _, o in pairs])}.", ""]
     for run in runs:
+        if run["id"] in refused:
+            out.append(f"- {run['id']}: refused ({len(run['points'])} points): "
+                       f"{refused[run['id']]}")
+            continue
         mine = [(p.ttft_ratio, p.tpot_ratio) for p in points if p.run == run["id"]]
         out.append(f"- {run['id']}: {counts(mine)}; median ratio TTFT "
                    f"{_median([t for t, _ in mine])}, TPOT {_median([o for _, o in mine])}")
@@ -103,4 +145,4 @@ def section(points: list[Point]) -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(section(replay_all())))
+    print("\n".join(section(*replay_all())))
