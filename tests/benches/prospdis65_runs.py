@@ -16,6 +16,26 @@ replay_run: disagg_rows.predict, `evaluate_xy`'s closed-loop simulation of both 
 point's concurrency), each point compared on the saved result's mean TTFT and mean TPOT against
 section 3's band (disagg_rows.BAND). No rule is added here.
 
+First evaluation (FIRST_EVALUATION): every run refused, none timed: gpt-oss-120b has
+sliding-window layers and kvplan reads NIXL's sliding-window rules from vLLM 0.32 only. No rule
+was written after it, so the set is still BLIND for whatever rule makes it replayable. What
+vLLM 0.11.0 (the runs' release; the wheel vllm-0.11.0-cp38-abi3-manylinux1_x86_64.whl from
+PyPI, read 2026-12-07, prospdis65) does for them, for the session that writes that rule:
+
+- vllm/config/__init__.py:498-508 (the comment at :507): a kv_transfer_config turns the
+  hybrid KV-cache manager off ("Hybrid KV cache manager is not compatible with KV transfer");
+  0.11.0 has no SupportsHMA.
+- vllm/v1/core/kv_cache_utils.py:1096-1134 `unify_hybrid_kv_cache_specs`: with full and
+  sliding layers both present, every SlidingWindowSpec becomes a FullAttentionSpec (the window
+  kept for compute only): both roles allocate every layer's blocks for every token.
+- vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py:1284-1290 `_read_blocks`:
+  with no per-layer block windows ("Default case: assume global attention") the decode side
+  reads every block of the request on every layer; the windows (:871-887, :1291-1306) are set
+  for model_type "llama4" only (its chunked local layers: the last cdiv(chunk, block) blocks).
+  So at 0.11.0 a gpt-oss handover moves cdiv(I, block) blocks on all 36 layers, and the Llama 4
+  special case clips chunked layers, where kvplan.engines.vllm.connectors `_units` moves every
+  block of a chunked local layer to 0.13 (not checked here beyond 0.11.0).
+
 Run: python -m tests.benches.prospdis65_runs
 """
 
