@@ -57,6 +57,8 @@ from tests.benches.disagg_why import section as why_section
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
 from tests.benches.nixl_cpu_record import kvplan_inputs
+from tests.benches.prospdis65_runs import replay_all as prospdis65_replay
+from tests.benches.prospdis65_runs import section as prospdis65_section
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -793,6 +795,15 @@ def main() -> None:
         "(tests/benches/disagg_public.py). `~`: the source rounds the number itself.",
         "",
         *public_runs_section(),
+        "",
+        "### 4b. Prospective: Anyscale's Ray Serve PD runs (prospdis65, frozen, first evaluated)",
+        "",
+        "gpt-oss-120b on vLLM 0.11.0 with NixlConnector over UCX, 11 runs / 61 points "
+        "(tests/data/disagg/public_disagg_runs65.json: what each states, how it is read, what "
+        "was found and left out), frozen before kvplan ran on them and replayed by the same "
+        "code as section 4 (tests/benches/prospdis65_runs.py).",
+        "",
+        *prospdis65_section(*prospdis65_replay()),
     ]
     print("\n".join(lines))
 

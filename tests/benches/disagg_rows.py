@@ -49,7 +49,7 @@ from kvplan.analysis.plan_types import Candidate, Layout
 from kvplan.engines.base import Engine
 from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
-from kvplan.hardware.kv_links import get_kv_link
+from kvplan.hardware.kv_links import KvLink, get_kv_link
 from kvplan.sources.resolve import load_model
 from tests.benches import disagg_client, srt_slurm_recipes, srt_slurm_sglang
 
@@ -108,6 +108,11 @@ MODELS = {
     ("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "fp8"): (
         "tests/data/disagg/llama-3.3-70b-fp8-dynamic.json", "bf16",
         "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic (Llama-3.1-70B's config)"),
+    # Anyscale's Ray Serve PD runs (public_disagg_runs65.json, prospdis65; stated with those
+    # rows, before they were replayed): openai/gpt-oss-120b's config (MXFP4 experts, bf16
+    # attention, the quantization_config's modules_to_not_convert); KV in bf16 (auto).
+    ("openai/gpt-oss-120b", "mxfp4"): ("tests/data/configs/gpt-oss-120b.json", "bf16",
+                                       "openai/gpt-oss-120b's config (MXFP4 experts)"),
 }
 # When each prospective row was first replayed, by its checkpoint: the rule that chose the
 # prospective rows a session replays for the first time is fixed before their results are
@@ -137,7 +142,8 @@ DYNAMO_TRTLLM = {"0.8.1": "1.2.0rc6.post1", "0.8.1.post1": "1.2.0rc6.post1",
 GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
         "gb300": "GB300"}
 # The link the handover crosses: the NVL72 domain's NVLink on GB200 / GB300 (prefill and
-# decode trays in one rack), InfiniBand NDR between HGX nodes.
+# decode trays in one rack), InfiniBand NDR between HGX nodes; a row that states its link (a
+# public run's `kv_link`, a kv_links.json name: both roles on one node, EFA) takes that.
 LINKS = {"gb200": "nvlink5", "gb300": "nvlink5"}
 GPUS_PER_NODE = {"gb200": 4, "gb300": 4}  # GPUs per compute tray
 
@@ -306,10 +312,15 @@ def _request(row: dict[str, str], conc: int | None, role: str = "decode", *,
     return DisaggRequest(
         prefill=layout(row, "prefill"), decode=layout(row, "decode"),
         input_len=int(row["isl"]), output_len=int(row["osl"]),
-        gpu=gpu, link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
+        gpu=gpu, link=kv_link(row),
         engine=Engine(row["backend"]), engine_version=trtllm_release(row),
         kv_dtype=kv_dtype, concurrency=conc, extra={
             **({"enforce_eager": True} if eager else {}), **_trtllm_tokens(row, role)})
+
+
+def kv_link(row: dict[str, str]) -> KvLink:
+    """The link a row's KV crosses: its own `kv_link` where it states one, else `LINKS`."""
+    return get_kv_link(row.get("kv_link") or LINKS.get(row["system"], "ib-ndr"))
 
 
 def _trtllm_tokens(row: dict[str, str], role: str) -> dict[str, int]:
@@ -337,7 +348,8 @@ _TRTLLM_FIELDS = ("prefill_batch_size", "decode_batch_size")
 
 def _setup_key(row: dict[str, str]) -> tuple[tuple[str, str], ...]:
     m = re.search(r"config_id=(\d+)", row["silicon_data_source"])
-    key = (*((f, row[f]) for f in _SETUP_FIELDS), ("config_id", m.group(1) if m else ""))
+    key = (*((f, row[f]) for f in _SETUP_FIELDS), ("config_id", m.group(1) if m else ""),
+           *((("kv_link", row["kv_link"]),) if row.get("kv_link") else ()))
     if row["backend"] != "trtllm":
         return key
     return (*key, *((f, row[f]) for f in _TRTLLM_FIELDS),

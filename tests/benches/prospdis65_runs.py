@@ -1,0 +1,168 @@
+"""The prospdis65 set (issue 29): public disaggregated (prefill / decode) serving runs that no
+earlier disagg data file has, FROZEN (tests/data/disagg/public_disagg_runs65.json, this runner
+and tests/test_prospdis65.py committed before kvplan was run on any of them), then replayed once
+and that first evaluation recorded here (FIRST_EVALUATION, FIRST_ROWS).
+
+The runs: Anyscale's Ray Serve LLM PD study (anyscale/ray-serve-llm-perf-examples at 04ba8ab4):
+openai/gpt-oss-120b (MXFP4) on vLLM 0.11.0 with NixlConnector over UCX, 5,000 / 250 tokens at
+concurrency 4-64 (5 x C prompts each), on AWS p5.48xlarge (8 x H100) with prefill and decode on
+one node (P:D = 1x2:1x2, 1x2:2x2, 1x2:3x2, 1x4:1x4, 2x2:1x2, 2x2:1x4, 3x2:1x2, workers x TP) or
+across nodes over EFA (1x4:1x4), on 8 x H200 nodes with InfiniBand (1x4:1x4 packed and spread),
+and one 1P1D TP4 run over EFA at 8,000 / 1,000, concurrency 64. The data file says what each
+source states, how it is read and what was found and left out.
+
+Replayed by the machinery of the disagg bench's section 4 (tests.benches.disagg_public.
+replay_run: disagg_rows.predict, `evaluate_xy`'s closed-loop simulation of both roles at the
+point's concurrency), each point compared on the saved result's mean TTFT and mean TPOT against
+section 3's band (disagg_rows.BAND). No rule is added here.
+
+First evaluation (FIRST_EVALUATION): every run refused, none timed: gpt-oss-120b has
+sliding-window layers and kvplan reads NIXL's sliding-window rules from vLLM 0.32 only. No rule
+was written after it, so the set is still BLIND for whatever rule makes it replayable. What
+vLLM 0.11.0 (the runs' release; the wheel vllm-0.11.0-cp38-abi3-manylinux1_x86_64.whl from
+PyPI, read 2026-12-07, prospdis65) does for them, for the session that writes that rule:
+
+- vllm/config/__init__.py:498-508 (the comment at :507): a kv_transfer_config turns the
+  hybrid KV-cache manager off ("Hybrid KV cache manager is not compatible with KV transfer");
+  0.11.0 has no SupportsHMA.
+- vllm/v1/core/kv_cache_utils.py:1096-1134 `unify_hybrid_kv_cache_specs`: with full and
+  sliding layers both present, every SlidingWindowSpec becomes a FullAttentionSpec (the window
+  kept for compute only): both roles allocate every layer's blocks for every token.
+- vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py:1284-1290 `_read_blocks`:
+  with no per-layer block windows ("Default case: assume global attention") the decode side
+  reads every block of the request on every layer; the windows (:871-887, :1291-1306) are set
+  for model_type "llama4" only (its chunked local layers: the last cdiv(chunk, block) blocks).
+  So at 0.11.0 a gpt-oss handover moves cdiv(I, block) blocks on all 36 layers, and the Llama 4
+  special case clips chunked layers, where kvplan.engines.vllm.connectors `_units` moves every
+  block of a chunked local layer to 0.13 (not checked here beyond 0.11.0).
+
+Run: python -m tests.benches.prospdis65_runs
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from kvplan._util.errors import KvplanError
+from tests.benches.disagg_public import Point, replay_run
+from tests.benches.disagg_rows import BAND
+
+DATA = (Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg"
+        / "public_disagg_runs65.json")
+# The commit that adds the data file, this runner and its test: the freeze (set with the record
+# of the first evaluation, which was run on that commit's tree).
+FREEZE: str | None = "5647c373"
+# The record of the first evaluation (run on the FREEZE tree, unchanged): kvplan refused every
+# run, at the first point of each, in the handover (kvplan.engines.vllm.connectors
+# `_check_layer_kinds`): gpt-oss-120b has sliding-window layers and kvplan reads NIXL's
+# sliding-window rules from vLLM 0.32 only; the runs ran 0.11.0. The runner then stopped at
+# the first refusal (disagg_public.replay_run raises); the per-run outcome below was taken on
+# the same tree with the refusal caught, as `replay` now does. No time was predicted.
+FIRST_EVALUATION: str | None = (
+    "5647c373, 2026-12-07: 11 of 11 runs (61 of 61 points) refused: '--engine-version 0.11.0: "
+    "kvplan reads NIXL's sliding-window, recurrent and indexer rules from vLLM 0.32 only'; "
+    "both inside the band 0 of 61 (none replayed)")
+# "run id @ concurrency" -> (TTFT ratio, TPOT ratio), kvplan / measured, as first printed
+# (None: kvplan's prefill saturated at that load, no TTFT). Empty: nothing was replayed.
+FIRST_ROWS: dict[str, tuple[float | None, float | None]] = {}
+# Run id -> the refusal's first line, as first printed.
+_NIXL_SWA = ("--engine-version 0.11.0: kvplan reads NIXL's sliding-window, recurrent and "
+             "indexer rules from vLLM 0.32 only; give 0.32 or newer")
+FIRST_REFUSED: dict[str, str] = {
+    f"anyscale-gptoss120b-{rid}": _NIXL_SWA for rid in (
+        *(f"h100-pack-{t}-5000x250" for t in ("p1xtp2-d1xtp2", "p1xtp2-d2xtp2",
+                                               "p1xtp2-d3xtp2", "p1xtp4-d1xtp4",
+                                               "p2xtp2-d1xtp2", "p2xtp2-d1xtp4",
+                                               "p3xtp2-d1xtp2")),
+        "h100-spread-srd-p1xtp4-d1xtp4-5000x250", "h200-pack-p1xtp4-d1xtp4-5000x250",
+        "h200-spread-p1xtp4-d1xtp4-5000x250", "h100-1p1d-nixl-tp4-8000x1000")}
+
+
+def load() -> dict:  # type: ignore[type-arg]
+    return json.loads(DATA.read_text())
+
+
+def key(p: Point) -> str:
+    return f"{p.run} @ {p.concurrency}"
+
+
+def inside(ratio: float | None) -> bool:
+    return ratio is not None and BAND[0] <= ratio <= BAND[1]
+
+
+def replay(run: dict) -> tuple[list[Point], str]:  # type: ignore[type-arg]
+    """The run's points replayed, and "" ; or no points and the refusal's first line."""
+    try:
+        return replay_run(run), ""
+    except KvplanError as e:
+        return [], str(e).splitlines()[0]
+
+
+def replay_all() -> tuple[list[Point], dict[str, str]]:
+    """Every point of every run replayed, and the runs kvplan refused (id -> why)."""
+    points, refused = [], {}
+    for run in load()["runs"]:
+        got, why = replay(run)
+        points += got
+        if why:
+            refused[run["id"]] = why
+    return points, refused
+
+
+def counts(ratios: list[tuple[float | None, float | None]]) -> str:
+    """Both inside the band, TTFT alone, TPOT alone, over `ratios` (TTFT, TPOT) pairs."""
+    n = len(ratios)
+
+    def share(k: int) -> str:
+        return f"{k} of {n} ({k / n:.0%})" if n else "0 of 0"
+    both = sum(inside(t) and inside(o) for t, o in ratios)
+    return (f"both {share(both)}; TTFT {share(sum(inside(t) for t, _ in ratios))}; "
+            f"TPOT {share(sum(inside(o) for _, o in ratios))}")
+
+
+def _median(xs: list[float | None]) -> str:
+    got = [x for x in xs if x is not None]
+    return f"{statistics.median(got):.2f}" if got else "-"
+
+
+def _fmt(x: float | None, nd: int = 1) -> str:
+    return "-" if x is None else f"{x:,.{nd}f}"
+
+
+def section(points: list[Point], refused: dict[str, str]) -> list[str]:
+    """The set as a Markdown section: every point, the counts against the band, per run, and
+    the runs kvplan refused."""
+    record = (f"the record of their first evaluation: {FIRST_EVALUATION}" if FIRST_EVALUATION
+              else "not yet evaluated: this is the first replay (no record yet)")
+    runs = load()["runs"]
+    out = [f"{len(runs)} runs, {len(points)} points (tests/data/disagg/public_disagg_runs65.json, "
+           f"frozen at {FREEZE or 'the commit adding it'}); {record}. Ratios are kvplan / "
+           f"measured (mean TTFT, mean TPOT); the band is [{BAND[0]}, {BAND[1]}].", "",
+           "| run | conc. | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | ratio TTFT | "
+           "ratio TPOT |", "|---|---|---|---|---|---|"]
+    for p in points:
+        ttft = "prefill saturated" if p.ttft_ms is None else _fmt(p.ttft_ms)
+        out.append(f"| {p.run} | {p.concurrency} | {_fmt(p.measured_ttft_ms)} / "
+                   f"{_fmt(p.measured_tpot_ms, 2)} | {ttft} / {_fmt(p.tpot_ms, 2)} | "
+                   f"{_fmt(p.ttft_ratio, 2)} | {_fmt(p.tpot_ratio, 2)} |")
+    pairs = [(p.ttft_ratio, p.tpot_ratio) for p in points]
+    n_refused = sum(len(r["points"]) for r in runs if r["id"] in refused)
+    pairs += [(None, None)] * n_refused  # a refused point is not inside the band
+    out += ["", f"Inside the band (refused points counted outside): {counts(pairs)}; median "
+            f"ratio TTFT {_median([t for t, _ in pairs])}, TPOT "
+            f"{_median([o for _, o in pairs])}.", ""]
+    for run in runs:
+        if run["id"] in refused:
+            out.append(f"- {run['id']}: refused ({len(run['points'])} points): "
+                       f"{refused[run['id']]}")
+            continue
+        mine = [(p.ttft_ratio, p.tpot_ratio) for p in points if p.run == run["id"]]
+        out.append(f"- {run['id']}: {counts(mine)}; median ratio TTFT "
+                   f"{_median([t for t, _ in mine])}, TPOT {_median([o for _, o in mine])}")
+    return out
+
+
+if __name__ == "__main__":
+    print("\n".join(section(*replay_all())))
