@@ -47,3 +47,12 @@ def test_split_adds_up_to_the_ttft() -> None:
             + parts["prefill GPU"] + parts["output"]) == pytest.approx(parts["TTFT"])
     assert parts["intake"] == 0.0 and parts["output"] == pytest.approx(0.0, abs=1e-9)
     assert parts["prefill launch"] >= 133.06 - 1e-6
+
+
+def test_cells_by_hand() -> None:
+    # kvplan 10, 20, 30, 40 ms against measured 30, 50, 70, 90 (measured = 2 x kvplan + 10):
+    # median kvplan (20 + 30) / 2 = 25; ratios 1/3, 0.4, 3/7, 4/9, median (0.4 + 3/7) / 2 =
+    # 0.414; the line a 2, b 10. Under 4 rows no line.
+    arm = {str(i): {"ttft": x, "m_ttft": 2 * x + 10} for i, x in enumerate((10, 20, 30, 40))}
+    assert s.cells(arm, list(arm)) == "25 / 0.41 / 2.00 / 10"
+    assert s.cells(arm, ["0", "1", "2"]) == "20 / 0.40 / - / -"
