@@ -48,7 +48,38 @@ most 1 point; otherwise it stays opt-in. prospective60's gpt-oss A100 rows (SHAP
 the rule does not apply) and prospective61's Scicom SGLang gpt-oss runs (the warm-server harness
 rule's shaped rows) are reported apart and never decide.
 
-Run: python -m tests.benches.mxfp4tab65 ratios | fit | run OUT.jsonl | lines OUT.jsonl |
+EVALUATION (the table frozen and the rule committed at bba72b6a before any row was replayed;
+`eval before` / `eval after`, each arm in its own process, then `tables`; median |error|, TTFT
+= mean TTFT, TPOT = median TPOT, kvplan / measured):
+- HELD OUT, pooled (the decision's rows, 47, all moved): TTFT 49.9 % -> 50.3 % (median ratio
+  0.50 -> 0.50), TPOT 7.9 % -> 8.3 %, both inside disagg_rows.BAND 2 -> 1.
+  - aggfaith64's 42 gpt-oss rows: TTFT 49.8 % -> 49.5 %, TPOT 6.9 % -> 6.9 % (H100 ISL 8,192
+    53.0 -> 51.0 %, H200 ISL 8,192 49.9 -> 51.8 %, B200 ISL 8,192 45.5 -> 44.0 %).
+  - prospective62's 5 Scicom vLLM 0.15.0 H100 TP 8 runs: TTFT 73.3 % -> 69.1 % (0.27 -> 0.31),
+    TPOT 10.1 % -> 10.1 %.
+- SHAPED (25, none moved): prospective60's gpt-oss A100 runs (Marlin, mma.sync: the rule does
+  not apply) and prospective61's SGLang gpt-oss runs (kvplan names no SGLang MoE kernel, so no
+  expert format reaches the rule) TTFT 26.2 % and TPOT 43.4 % both arms.
+- The paired slopes under the rule (`run` with the table patched in, aggfaith64.paired): H200
+  TP 1 / 2 / 4 / 8 1.65 / 1.91 / 2.16 / 2.51 -> 1.91 / 2.00 / 2.08 / 2.13; H100 TP 2 / 4 / 8
+  1.95 / 2.22 / 2.45 -> 2.04 / 2.12 / 2.06; B200 0.81 / 1.10 / 1.80 / 2.51 -> 0.96 / 1.15 /
+  1.73 / 2.15: the TP trend mostly goes, the level (a ~2) stays.
+- Kernel rows (`kernels`, >= 512 tokens, median kvplan / measured, bf16 table -> MXFP4 table):
+  H200 (held out) vLLM 0.24.0 TP 1 / 2 / 4 / 8 1.41 / 1.29 / 1.06 / 0.91 -> 1.33 / 1.38 / 1.36
+  / 1.34, TensorRT-LLM 1.19 / 1.06 / 0.92 / 0.74 -> 0.99 / 1.01 / 0.98 / 1.00; flat in TP, but
+  vLLM's Triton kernel is faster than the pooled table (its own H100 rows imply 0.35 at TP 8,
+  8,192 tokens, the pool 0.25: TensorRT-LLM and SGLang's slower kernels share it). B200 (held
+  out, FlashInfer) 0.69 / 0.66 / 0.60 / 0.44 -> 0.58 / 0.63 / 0.64 / 0.57.
+
+DECISION: NOT met (pooled held-out TTFT 49.9 -> 50.3 %, up 0.4 point, though each held-out set
+alone comes closer; TPOT +0.4 point): MXFP4_EXPERTS_SHAPE stays OPT-IN
+(`Efficiency(mxfp4_experts_shape=MXFP4_EXPERTS_SHAPE)`); no default changes, no page moves. What
+it says: the thin-width MXFP4 kernels are what make the Hopper slope grow with TP (it goes
+nearly flat), but they are not the level: kvplan's vLLM gpt-oss prefill is about half the
+measured at every TP, which the experts' table does not move (and the served Hopper kernel,
+Marlin, has no table).
+
+Run: python -m tests.benches.mxfp4tab65 ratios | fit | kernels | run OUT.jsonl | lines OUT.jsonl |
 eval before|after [agg prospective] > ARM.jsonl | tables BEFORE.jsonl AFTER.jsonl
 """
 
@@ -334,6 +365,26 @@ def evaluate(mode: str, sets: list[str]) -> None:
                 print(json.dumps({"set": s, "key": key, "ratios": ratios}), flush=True)
 
 
+def held_kernel_lines(all_rows: list[Row], least_tokens: int = 512) -> list[str]:
+    """Per card, engine table and MoE TP (no EP), the rows of at least `least_tokens` tokens:
+    median kvplan / measured without and with MXFP4_EXPERTS_SHAPE (H100's are the fit's rows,
+    the others held out)."""
+    from kvplan.perf.efficiency import MXFP4_EXPERTS_SHAPE
+
+    out = ["| card | table | MoE TP | rows | kvplan / measured, bf16 table | MXFP4 table |",
+           "|---|---|---:|---:|---:|---:|"]
+    by: dict[tuple, list[Row]] = defaultdict(list)
+    for r in all_rows:
+        if r.moe_ep == 1 and r.tokens >= least_tokens:
+            by[(r.gpu, f"{r.engine} {r.version}", r.moe_tp)].append(r)
+    for (gpu, table, tp), rs in sorted(by.items()):
+        off = statistics.median(price_ms(r) / r.measured_ms for r in rs)
+        on = statistics.median(price_ms(r, mxfp4_experts_shape=MXFP4_EXPERTS_SHAPE)
+                               / r.measured_ms for r in rs)
+        out.append(f"| {gpu} | {table} | {tp} | {len(rs)} | {off:.2f} | {on:.2f} |")
+    return out
+
+
 def main() -> None:
     cmd = sys.argv[1]
     if cmd == "ratios":
@@ -351,6 +402,8 @@ def main() -> None:
         from tests.benches.moe_shape62 import _load, tables
 
         tables(_load(sys.argv[2]), _load(sys.argv[3]))
+    elif cmd == "kernels":
+        print("\n".join(held_kernel_lines(rows())))
     elif cmd == "run":
         run(sys.argv[2])
 
