@@ -203,6 +203,13 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   decision rule stated before the replay, NOT met: pooled held-out Hopper agg + prospective
   TTFT median |error| 37.2 -> 38.6 %, both inside 35 -> 26, TPOT 18.9 -> 20.9 % (the agg held
   rows alone TTFT 51.5 -> 33.6 %; vLLM's gpt-oss H100 TTFT ratio 1.64 -> 1.31).
+- mxfp4_experts_shape (MXFP4_EXPERTS_SHAPE; mxfp4tab65): FITTED, gpt-oss's MXFP4 (w4a16)
+  experts' fraction by rows per expert AND per-rank width 2,880 / MoE TP (kvplan.perf.
+  mxfp4_experts), on aiconfigurator's H100 w4a16_mxfp4 kernel rows, which fall less than 1 / TP;
+  outside Marlin only. OPT-IN (default None): judged on held-out gpt-oss serving rows by
+  tests/benches/mxfp4tab65.py, its rule stated before the replay, NOT met (pooled TTFT 49.9 ->
+  50.3 %, TPOT 7.9 -> 8.3 %), though aggfaith64's paired TP trend mostly goes (H200 TP 1 -> 8
+  slope 1.65 -> 2.51 becomes 1.91 -> 2.13).
 - fp8_dense_gemm 0.48: FITTED, the dense (non-expert) w8a8 FP8 GEMMs' fraction of the FP8
   peak where they are compute-bound, on aiconfigurator's measured GEMM tables (095f58a51,
   tests/data/dense_op/SOURCES.md: the engines' own linear layer, its activation quantization
@@ -343,7 +350,7 @@ MXFP4_EXPERTS_SHAPE_POINTS = (
     (1440, ((256, 0.36), (512, 0.36), (1024, 0.36), (2048, 0.37))),
     (2880, ((256, 0.41), (512, 0.41), (1024, 0.42), (2048, 0.42))))
 MXFP4_EXPERTS_SHAPE = Mxfp4ExpertsShape.of(MXFP4_EXPERTS_SHAPE_POINTS)
-MXFP4_EXPERTS_SHAPE_FIT = Fitted(
+MXFP4_EXPERTS_SHAPE_POINTS_FIT = Fitted(
     value=MXFP4_EXPERTS_SHAPE_POINTS,
     source="w4a16_mxfp4 experts of gpt-oss-120b / -20b, MoE TP 1 / 2 / 4 / 8, aiconfigurator "
            "095f58a51 systems/data/h100_sxm/moe/{vllm/0.24.0, sglang/0.5.14, trtllm/1.2.0rc5}/"

@@ -12,7 +12,7 @@ table is one kvplan.perf.moe_gemm_shape.ExpertsShapeFraction per per-rank width,
 log2(width) between the fitted widths and the edge's outside.
 
 The fit (tests/benches/mxfp4tab65.py `fit`, its points in kvplan.perf.efficiency
-MXFP4_EXPERTS_SHAPE_FIT): per width 2,880 / TP for TP 1, 2, 4, 8, tests.benches.moe_shape_fit
+MXFP4_EXPERTS_SHAPE_POINTS_FIT): per width 2,880 / TP for TP 1, 2, 4, 8, tests.benches.moe_shape_fit
 .fit_table's rule (the kernel rows' compute-bound cases by the latency's growth from T / 2 to T,
 a point per power of two of rows per expert where most of the bucket's cases are fit cases,
 the median implied fraction there, adjacent violators pooled) on the H100 rows of that width
