@@ -203,6 +203,13 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   decision rule stated before the replay, NOT met: pooled held-out Hopper agg + prospective
   TTFT median |error| 37.2 -> 38.6 %, both inside 35 -> 26, TPOT 18.9 -> 20.9 % (the agg held
   rows alone TTFT 51.5 -> 33.6 %; vLLM's gpt-oss H100 TTFT ratio 1.64 -> 1.31).
+- mxfp4_experts_shape (MXFP4_EXPERTS_SHAPE; mxfp4tab65): FITTED, gpt-oss's MXFP4 (w4a16)
+  experts' fraction by rows per expert AND per-rank width 2,880 / MoE TP (kvplan.perf.
+  mxfp4_experts), on aiconfigurator's H100 w4a16_mxfp4 kernel rows, which fall less than 1 / TP;
+  outside Marlin only. OPT-IN (default None): judged on held-out gpt-oss serving rows by
+  tests/benches/mxfp4tab65.py, its rule stated before the replay, NOT met (pooled TTFT 49.9 ->
+  50.3 %, TPOT 7.9 -> 8.3 %), though aggfaith64's paired TP trend mostly goes (H200 TP 1 -> 8
+  slope 1.65 -> 2.51 becomes 1.91 -> 2.13).
 - fp8_dense_gemm 0.48: FITTED, the dense (non-expert) w8a8 FP8 GEMMs' fraction of the FP8
   peak where they are compute-bound, on aiconfigurator's measured GEMM tables (095f58a51,
   tests/data/dense_op/SOURCES.md: the engines' own linear layer, its activation quantization
@@ -248,6 +255,7 @@ from kvplan.engines.router_gemm import RouterGemmRule
 from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
 from kvplan.perf.moe_gemm_shape import ExpertsShapeFraction, MoeGemmShape
+from kvplan.perf.mxfp4_experts import Mxfp4ExpertsShape
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.moe_comm import MoeAllToAll
@@ -333,6 +341,24 @@ MOE_GEMM_SHAPE = MoeGemmShape(
                               fractions=tuple(f for _, f in MOE_GEMM_SHAPE_BF16)),
     fp8=ExpertsShapeFraction(rows=tuple(m for m, _ in MOE_GEMM_SHAPE_FP8),
                              fractions=tuple(f for _, f in MOE_GEMM_SHAPE_FP8)))
+# gpt-oss's MXFP4 experts by per-rank width (kvplan.perf.mxfp4_experts; OPT-IN, mxfp4tab65):
+# (width, ((rows per expert, fraction of the bf16 peak), ...)), fitted per width 2,880 / MoE TP
+# on the H100 w4a16_mxfp4 kernel rows (tests.benches.mxfp4tab65 `fit`), kept to two places.
+MXFP4_EXPERTS_SHAPE_POINTS = (
+    (360, ((256, 0.25), (512, 0.26), (1024, 0.26), (2048, 0.26))),
+    (720, ((256, 0.32), (512, 0.33), (1024, 0.33), (2048, 0.33))),
+    (1440, ((256, 0.36), (512, 0.36), (1024, 0.36), (2048, 0.37))),
+    (2880, ((256, 0.41), (512, 0.41), (1024, 0.42), (2048, 0.42))))
+MXFP4_EXPERTS_SHAPE = Mxfp4ExpertsShape.of(MXFP4_EXPERTS_SHAPE_POINTS)
+MXFP4_EXPERTS_SHAPE_POINTS_FIT = Fitted(
+    value=MXFP4_EXPERTS_SHAPE_POINTS,
+    source="w4a16_mxfp4 experts of gpt-oss-120b / -20b, MoE TP 1 / 2 / 4 / 8, aiconfigurator "
+           "095f58a51 systems/data/h100_sxm/moe/{vllm/0.24.0, sglang/0.5.14, trtllm/1.2.0rc5}/"
+           "moe_perf.parquet, balanced (tests/data/moe_mxfp4): per width and power of two of "
+           "rows per expert the median fraction at which kvplan's price is the measured latency "
+           "over the compute-bound cases (tests.benches.mxfp4tab65.fit, moe_shape_fit's rule); "
+           "H200 and B200 rows held out",
+    fitted_on=())
 # The dense FP8 GEMMs' compute-bound fraction (module docstring): kernel tables, no bench row.
 FP8_DENSE_GEMM = 0.48
 FP8_DENSE_GEMM_FIT = Fitted(
@@ -433,6 +459,10 @@ class Efficiency:
     # `moe_gemm_shape` where that is set (kvplan.perf.engine_traits.engine_efficiency; moeeng64,
     # module docstring). False: the pooled table (OPT-IN).
     moe_gemm_by_engine: bool = False
+    # OPT-IN (mxfp4tab65): MXFP4 experts' fraction by rows per expert and per-rank width
+    # (kvplan.perf.mxfp4_experts; MXFP4_EXPERTS_SHAPE, FITTED on kernel rows) in place of the
+    # bf16 table for w4a16 experts outside Marlin. None: the bf16 table (today's).
+    mxfp4_experts_shape: Mxfp4ExpertsShape | None = None
     # OPT-IN (issue 30): the dense (non-expert) FP8 GEMMs' fraction of the FP8 peak, FITTED on
     # measured GEMM tables (FP8_DENSE_GEMM_FIT, module docstring). None: `fp8_gemm`, today's.
     fp8_dense_gemm: float | None = None
@@ -459,13 +489,16 @@ class Efficiency:
                 raise InputError(f"{name} must be >= 0, got {value}")
 
     def experts_fraction(self, ran: GemmMath, rows: float, dense: float,
-                         fitted_fp8: bool = False) -> float:
+                         fitted_fp8: bool = False, mxfp4_width: int = 0) -> float:
         """The fraction the routed experts' grouped GEMMs run at, computing in `ran` with
         `rows` rows per expert, where a dense GEMM would run at `dense`: the shape table
         (`moe_gemm_shape`, never above `dense`) where set, else the one fraction per format
         (`moe_gemm` / `fp8_moe_gemm`) where set, else FP8_MOE_GEMM for FP8 math in a kernel
         that runs at it (`fitted_fp8`: kvplan.perf.moe_kernel.fitted_fp8_experts), else
-        `dense`. FP4 experts: `dense`."""
+        `dense`. FP4 experts: `dense`. `mxfp4_width`: MXFP4 experts computing at bf16 outside
+        Marlin, their per-rank width (0: not them), priced by `mxfp4_experts_shape` where set."""
+        if mxfp4_width and ran is GemmMath.bf16 and self.mxfp4_experts_shape is not None:
+            return min(dense, self.mxfp4_experts_shape.fraction(rows, mxfp4_width))
         shape = self.moe_gemm_shape
         if shape is not None and ran in (GemmMath.bf16, GemmMath.fp8):
             return min(dense, (shape.bf16 if ran is GemmMath.bf16 else shape.fp8).fraction(rows))

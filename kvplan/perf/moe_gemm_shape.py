@@ -70,7 +70,8 @@ SGLang bf16, vLLM and TensorRT-LLM FP8 at 256; moe_shape_fit.low_rows_lines list
 compute-bound cases below 512 on every card); below a table's first point its first value holds.
 MXFP4 experts (gpt-oss) keep the bf16 table: aiconfigurator 095f58a51 does ship H100 w4a16_mxfp4
 fused-MoE tables with gpt-oss's shapes (vLLM 0.24.0 triton_kernels / Marlin, TensorRT-LLM
-1.2.0rc5, SGLang 0.5.14; H200 vLLM 0.19.0), not extracted or fitted here.
+1.2.0rc5, SGLang 0.5.14; H200 vLLM 0.19.0), not extracted or fitted here; mxfp4tab65 fits
+them by per-rank width (kvplan.perf.mxfp4_experts, opt-in).
 """
 
 from __future__ import annotations

@@ -93,6 +93,7 @@ from __future__ import annotations
 
 import itertools
 
+from kvplan.engines.moe_kernel import MXFP4_EXPERTS
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
 from kvplan.model.attention import LatentAttention
@@ -372,7 +373,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
                  + shared_bytes + extra, math=math_exp["experts"], kernels=2,
                  least_s=eff.moe_floor_s, expert_rows=moe_tokens * k / n,
-                 mma_sync=moe_kernel is not None and moe_kernel.mma_sync, fp8_fit=fp8_fit)
+                 mma_sync=moe_kernel is not None and moe_kernel.mma_sync, fp8_fit=fp8_fit,
+                 mxfp4_width=moe.moe_intermediate_size // layout.moe_tp
+                 if expert_fmt.get(i) == MXFP4_EXPERTS else 0)
             fp32_router(s, spec, gpu, eff, router_params=lp.router, tokens=moe_tokens)
             # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the

@@ -48,12 +48,14 @@ class _Step:
 
     def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
            attention: bool = False, kernels: int = 1, least_s: float | None = None, rows: int = 0,
-           expert_rows: float = 0.0, mma_sync: bool = False, fp8_fit: bool = False) -> None:
+           expert_rows: float = 0.0, mma_sync: bool = False, fp8_fit: bool = False,
+           mxfp4_width: int = 0) -> None:
         """`math`: the type the checkpoint asks its GEMMs to run at (the device's answer:
         GPU.runs; `mma_sync`: a kernel of Ampere's mma.sync only, GPU.peak_flops). `least_s`:
         the measured least time, in place of its kernels' floors. `rows`: a weight GEMM's M, for
         `Efficiency.gemm_shape` (0: not one). `expert_rows`: the routed experts' grouped GEMMs,
-        that many rows an expert (Efficiency.experts_fraction, with `fp8_fit`; 0: not them)."""
+        that many rows an expert (Efficiency.experts_fraction, with `fp8_fit` and
+        `mxfp4_width`: MXFP4 experts' per-rank width outside Marlin, 0: not them)."""
         ran = self.gpu.runs(math)
         peak = self.gpu.peak_flops(math, mma_sync=mma_sync)
         frac = self.eff.attention if attention else self.eff.gemm
@@ -68,7 +70,8 @@ class _Step:
         if ran is GemmMath.fp8 and not (attention or expert_rows) and self.eff.fp8_dense_gemm:
             frac = self.eff.fp8_dense_gemm  # opt-in: dense FP8 GEMMs' fitted fraction
         if expert_rows:
-            frac = self.eff.experts_fraction(ran, expert_rows, frac, fp8_fit)
+            frac = self.eff.experts_fraction(ran, expert_rows, frac, fp8_fit,
+                                             0 if mma_sync else mxfp4_width)
         hbm = self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm
         if ran is not GemmMath.bf16 and not attention:
             kernels *= 2  # each w8a8 / w4a4 GEMM quantizes its activations (roofline docstring)

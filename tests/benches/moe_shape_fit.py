@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 
 from tests.benches.moe_op_bench import FIT_GPU, Row, implied_fraction, read_rows
 
@@ -48,9 +49,12 @@ def compute_bound(rows: list[Row]) -> list[Row]:
     return out
 
 
-def fit_table(rows: list[Row], quant: str, gpu: str = FIT_GPU) -> list[tuple[int, int, int, float]]:
+def fit_table(rows: list[Row], quant: str, gpu: str = FIT_GPU,
+              implied: Callable[[Row], float | None] = implied_fraction
+              ) -> list[tuple[int, int, int, float]]:
     """The `quant` experts' table on `gpu`'s rows: (rows per expert, fit cases, cases in the
-    bucket, fraction) per point, adjacent points pooled where the fraction would fall."""
+    bucket, fraction) per point, adjacent points pooled where the fraction would fall.
+    `implied`: a case's implied fraction (moe_op_bench's; mxfp4tab65 passes its own)."""
     mine = [r for r in rows if r.gpu == gpu and r.quant == quant]
     everyone: dict[int, int] = defaultdict(int)
     for r in mine:
@@ -58,7 +62,7 @@ def fit_table(rows: list[Row], quant: str, gpu: str = FIT_GPU) -> list[tuple[int
             everyone[bucket_of(r)] += 1
     fit: dict[int, list[float]] = defaultdict(list)
     for r in compute_bound(mine):
-        f = implied_fraction(r)
+        f = implied(r)
         if f is not None:
             fit[bucket_of(r)].append(f)
     points = [(m, fit[m]) for m in sorted(fit) if 2 * len(fit[m]) > everyone[m]]
