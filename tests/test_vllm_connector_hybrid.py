@@ -106,3 +106,29 @@ def test_mooncake_keeps_its_refusals() -> None:
         _plan("gpt-oss-120b", 4, 5000, "0.20.0", connector="mooncake")
     with pytest.raises(UnmodelledError, match="read to vLLM 0.13 only"):
         _plan("llama-4-scout", 4, 20000, "0.14.1", gpu="H200", connector="mooncake")
+
+
+def test_estimate_kv_transfer_sizes_the_pool_as_plan_disagg_does() -> None:
+    # `estimate --kv-transfer` (vLLM launched with --kv-transfer-config) and the roles of
+    # `plan --disagg` read the one rule (alloc.hybrid_manager_on): at 0.11.0 the pool is the
+    # manager-off pool (--hybrid-kv-cache-manager off), at 0.32 the hybrid one.
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli import app
+
+    def conc(version: str, *flags: str) -> float:
+        out = CliRunner().invoke(app, [
+            "estimate", "gpt-oss-120b", "--engine-version", version, "--gpu", "H100",
+            "--tp", "4", "--context", "5250", "--format", "json", *flags])
+        assert out.exit_code == 0, out.stdout
+        return json.loads(out.stdout)["max_concurrency"]
+
+    off = conc("0.11.0", "--hybrid-kv-cache-manager", "off")
+    assert conc("0.11.0", "--kv-transfer") == off != conc("0.11.0")
+    disagg = _plan("gpt-oss-120b", 4, 5000, "0.11.0")
+    assert disagg.decode.candidate.capacity.max_concurrency == off
+    hybrid = conc("0.32")
+    assert conc("0.32", "--kv-transfer") == hybrid
+    assert conc("0.32", "--hybrid-kv-cache-manager", "off") != hybrid

@@ -15,10 +15,17 @@ the prefill worker's ranks once the prefill finishes.
   KV cache manager on (the default: NixlConnector is `SupportsHMA`, vllm/config/vllm.py): only
   the in-window tail, `cdiv(window, block) + 1` blocks ("add 1 to conservatively account for
   boundary overlap", base_scheduler.py `blocks_per_sw`), at most the cdiv(T, block) there are.
+  Before 0.22 a connector turns the hybrid manager off (kvplan.engines.vllm.kv_transfer):
+  sliding layers are full attention on both roles and NIXL reads every block of every layer
+  (nixl_connector.py 0.11.0 :1284-1290 "assume global attention"; the blocks_per_sw clip,
+  nixl_connector.py 0.18.0 :596-609, applies only with the manager on, `_is_hma_required`
+  :567-572), read from 0.11. NIXL 0.10.0 - 0.17.1 clips Llama 4's chunked layers to their last
+  cdiv(chunk, block) blocks (`nixl_llama4_window`; gone in 0.18.0).
   Chunked local attention (Llama 4): to 0.13 it turns the hybrid manager off by default
   (vllm/config/vllm.py, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0"), and
   `unify_hybrid_kv_cache_specs` then makes every local layer full attention: every block
-  moves; from 0.14.1 the manager stays on (NixlConnector is SupportsHMA) and kvplan refuses.
+  moves; from 0.14.1 the manager stays on without a connector, but a connector keeps it off
+  to 0.21 (as above); from 0.22 it stays on (NixlConnector is SupportsHMA) and kvplan refuses.
   Recurrent (Mamba, GDN) layers: the one state slot (`clip_ssm_state_blocks`), conv and SSM
   state (nixl/base_worker.py `_build_mamba_remote`: the state's own bytes, not the padded
   page).
@@ -85,7 +92,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # The KV Transfer metrics log line (PR 25388) and the pull rules above are read from 0.32.0;
 # the rules for full attention and MLA (every block, the partial one too: PR 21074) hold from
 # 0.11.0, the first release with that log line. Sliding-window clipping, the recurrent state
-# slot and the recurrent backoff are read from 0.32.0 only.
+# slot and the recurrent backoff are read from 0.32.0 only; sliding layers with the hybrid
+# manager off (a connector before 0.22: every block) from 0.11.0 (nixl011_65).
 NIXL_SINCE = (0, 11)
 HYBRID_RULES_SINCE = (0, 32)
 # MooncakeConnector (class docstring): in vLLM from 0.13.0; its per-rank slices for unequal TP
