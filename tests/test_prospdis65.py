@@ -80,9 +80,15 @@ def test_the_first_evaluation_is_recorded_for_every_run() -> None:
     assert prospdis65_runs.FIRST_ROWS == {}
 
 
-def test_the_replay_still_refuses_as_recorded() -> None:
-    # gpt-oss-120b's sliding-window layers at vLLM 0.11.0: kvplan reads NIXL's sliding-window
-    # rules from 0.32 only (kvplan.engines.vllm.connectors HYBRID_RULES_SINCE). A rule for
-    # 0.11.0 would change this outcome; its session then replays the set and reports it apart.
+def test_the_replay_matches_the_timed_record() -> None:
+    # The rule (vLLM's hybrid KV-cache manager off with a KV connector before 0.22: every layer
+    # full attention, NIXL reads every block; kvplan.engines.vllm.kv_transfer) makes every run
+    # replayable; the first timed evaluation (RULE_EVALUATION) is recorded per point.
+    assert prospdis65_runs.RULE_EVALUATION.startswith(prospdis65_runs.RULE_COMMIT)
     points, refused = prospdis65_runs.replay_all()
-    assert points == [] and refused == prospdis65_runs.FIRST_REFUSED
+    assert refused == {}
+    assert len(points) == len(prospdis65_runs.RULE_ROWS) == 61
+    for p in points:
+        ttft, tpot = prospdis65_runs.RULE_ROWS[prospdis65_runs.key(p)]
+        assert p.ttft_ratio is not None and ttft is not None
+        assert round(p.ttft_ratio, 2) == ttft and round(p.tpot_ratio, 2) == tpot

@@ -136,7 +136,10 @@ class DisaggPlan:
 
 def _role_request(req: DisaggRequest, concurrency: int) -> PlanRequest:
     """`req.extra`'s max_num_batched_tokens (a role's own, where given) as the request's."""
-    extra = dict(req.extra)
+    # Both roles launch with the engine's KV connector (--kv-transfer-config on vLLM), which
+    # can change the pool (vLLM's hybrid KV-cache manager: kvplan.engines.vllm.kv_transfer);
+    # an engine whose options have no such field ignores it (kvplan.engines.rules.plan_inputs).
+    extra = {"kv_transfer": True, **req.extra}
     tokens = extra.pop("max_num_batched_tokens", None)
     return PlanRequest(concurrency=max(1, concurrency), context=req.context, gpu=req.gpu,
                        gpus_per_node=req.prefill.gpus_per_node, engine=req.engine,

@@ -115,6 +115,10 @@ HybridManagerOpt = Annotated[HybridManager, typer.Option(
     "--hybrid-kv-cache-manager", rich_help_panel=VLLM_PANEL,
     help="vLLM's hybrid KV-cache manager (auto: what that version does for the model; off: "
          "sliding and chunked layers allocate as full attention).")]
+KvTransferOpt = Annotated[bool, typer.Option(
+    "--kv-transfer", rich_help_panel=VLLM_PANEL,
+    help="vLLM launched with --kv-transfer-config (a KV connector, as plan --disagg's roles): "
+         "before 0.22 it turns the hybrid KV-cache manager off.")]
 DisableHybridOpt = Annotated[bool, typer.Option(
     "--disable-hybrid-kv-cache-manager", rich_help_panel=VLLM_PANEL,
     help="Alias of --hybrid-kv-cache-manager off (vLLM's flag).")]

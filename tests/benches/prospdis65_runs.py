@@ -36,6 +36,14 @@ PyPI, read 2026-12-07, prospdis65) does for them, for the session that writes th
   special case clips chunked layers, where kvplan.engines.vllm.connectors `_units` moves every
   block of a chunked local layer to 0.13 (not checked here beyond 0.11.0).
 
+Second record, the first timed evaluation (RULE_EVALUATION, RULE_ROWS; nixl011_65): the rule
+above written for every release it holds in (kvplan.engines.vllm.kv_transfer: a connector
+turns the manager off to 0.21, from 0.22 only for a connector that is not SupportsHMA; NIXL
+reads every block of a sliding layer run as full attention from 0.11), committed before the
+one replay. The Llama 4 note was checked and fixed: NIXL clips Llama 4's chunked layers to
+their last cdiv(chunk, block) blocks in 0.10.0 - 0.17.1 (gone in 0.18.0), which kvplan now
+does (connectors `nixl_llama4_window`); that touches no run here.
+
 Run: python -m tests.benches.prospdis65_runs
 """
 
@@ -78,6 +86,90 @@ FIRST_REFUSED: dict[str, str] = {
                                                "p3xtp2-d1xtp2")),
         "h100-spread-srd-p1xtp4-d1xtp4-5000x250", "h200-pack-p1xtp4-d1xtp4-5000x250",
         "h200-spread-p1xtp4-d1xtp4-5000x250", "h100-1p1d-nixl-tp4-8000x1000")}
+
+# The second record: the set's first TIMED evaluation, for the rule that makes it replayable
+# (nixl011_65, issue 29): a KV connector turns vLLM's hybrid KV-cache manager off before 0.22,
+# so gpt-oss-120b's sliding layers are full attention on both roles and NIXL reads every block
+# of every layer (kvplan.engines.vllm.kv_transfer, .alloc hybrid_manager_on, .connectors). The
+# rule was committed (RULE_COMMIT) before this replay, which ran once on that tree; no row of
+# the set was read for it, so the set is blind to it (held out). Nothing was tuned after it.
+# (One point, the first row below, was printed once before that commit, by the then-failing
+# refusal test of tests/test_prospdis65.py, after the rule was written; nothing changed after.)
+RULE_COMMIT: str | None = "38171ade"
+RULE_EVALUATION: str | None = (
+    "38171ade, 2026-12-07: 11 of 11 runs (61 of 61 points) replayed, none refused; both "
+    "inside the band 2 of 61 (3%), TTFT 4 of 61 (7%), TPOT 17 of 61 (28%); median ratio "
+    "TTFT 0.59, TPOT 0.70")
+
+
+def _k(run: str, concurrency: int) -> str:
+    return f"anyscale-gptoss120b-{run} @ {concurrency}"
+
+
+# "run id @ concurrency" -> (TTFT ratio, TPOT ratio), kvplan / measured, as first printed.
+RULE_ROWS: dict[str, tuple[float | None, float | None]] = {
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 4): (0.65, 0.75),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 8): (0.78, 0.78),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 16): (0.50, 0.85),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 32): (2.35, 0.82),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 48): (3.20, 0.47),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 64): (1.89, 0.48),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 4): (0.29, 0.69),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 8): (0.61, 0.71),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 16): (0.88, 0.75),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 32): (3.45, 0.60),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 48): (2.98, 0.46),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 64): (1.77, 0.42),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 4): (0.26, 0.72),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 8): (0.52, 0.69),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 16): (1.56, 0.68),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 32): (4.23, 0.56),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 48): (2.73, 0.47),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 64): (1.53, 0.51),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 4): (0.55, 0.73),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 8): (0.59, 0.74),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 16): (0.39, 0.78),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 32): (0.62, 0.80),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 48): (2.81, 0.69),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 64): (4.52, 0.61),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 4): (0.22, 0.79),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 8): (0.85, 0.91),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 16): (0.58, 1.05),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 32): (0.43, 1.16),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 48): (0.45, 1.21),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 64): (0.36, 0.92),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 4): (0.22, 0.64),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 8): (0.48, 0.67),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 16): (0.34, 0.66),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 32): (0.26, 0.62),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 48): (0.84, 0.57),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 64): (1.60, 0.53),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 4): (0.20, 0.66),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 8): (0.54, 0.79),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 16): (0.58, 0.86),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 32): (0.47, 0.93),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 48): (0.27, 0.62),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 64): (0.17, 0.71),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 4): (0.47, 0.73),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 8): (0.50, 0.73),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 16): (0.39, 0.76),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 32): (0.64, 0.78),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 48): (2.50, 0.68),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 64): (4.47, 0.60),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 4): (0.58, 0.71),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 8): (0.55, 0.70),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 16): (0.40, 0.69),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 32): (1.54, 0.64),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 48): (3.46, 0.55),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 64): (5.49, 0.49),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 4): (0.52, 0.72),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 8): (0.59, 0.70),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 16): (0.41, 0.70),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 32): (1.54, 0.65),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 48): (3.90, 0.56),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 64): (4.81, 0.51),
+    _k("h100-1p1d-nixl-tp4-8000x1000", 64): (0.11, 0.81),
+}
 
 
 def load() -> dict:  # type: ignore[type-arg]
@@ -136,6 +228,10 @@ def section(points: list[Point], refused: dict[str, str]) -> list[str]:
     the runs kvplan refused."""
     record = (f"the record of their first evaluation: {FIRST_EVALUATION}" if FIRST_EVALUATION
               else "not yet evaluated: this is the first replay (no record yet)")
+    if RULE_EVALUATION:
+        record += (f"; their first timed evaluation, on the rule that makes them replayable "
+                   f"(vLLM's hybrid manager off with a connector before 0.22): "
+                   f"{RULE_EVALUATION}")
     runs = load()["runs"]
     out = [f"{len(runs)} runs, {len(points)} points (tests/data/disagg/public_disagg_runs65.json, "
            f"frozen at {FREEZE or 'the commit adding it'}); {record}. Ratios are kvplan / "

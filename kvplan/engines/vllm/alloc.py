@@ -18,6 +18,7 @@ from kvplan._util.errors import InputError, UnmodelledError, one_of
 from kvplan._util.units import GiB, cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
+from kvplan.engines.vllm.kv_transfer import hybrid_manager_with_connector
 from kvplan.engines.vllm.mla_fallback import full_allocation_fallback
 from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION, VllmProfile
 from kvplan.kv.kinds import (
@@ -283,34 +284,14 @@ def _token_slots_key(cache: Any) -> tuple[Any, ...]:
     return ("full",)
 
 
-def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: VllmProfile,
-                   platform: Platform, block_size: int | None = None,
-                   hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
-                   max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
-                   pp: int = 1, gdn_checkpoint: bool = False,
-                   mla_hybrid_alignment: int = 128, async_scheduling: bool | None = None,
-                   version: str | None = None, v2_runner: bool = True,
-                   eagle_drafter: bool = False) -> VllmKVConfig:
-    """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
-    (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
-    `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
-    default (sets the mamba cache mode); `gdn_checkpoint`: Gated DeltaNet layers export
-    prefill checkpoints in mode 'align' (`vllm_gdn_checkpoints`); `mla_hybrid_alignment`: the
-    least block an MLA + recurrent hybrid is aligned to (block_size.mla_hybrid_alignment, by
-    version); `async_scheduling` None: the platform's; `version`: the release asked (None: the
-    profile's), `v2_runner`: model runner V2 runs it, which with the scheduling and PP set the
-    batches in flight (kvplan.engines.vllm.in_flight); `eagle_drafter`: an MTP / EAGLE / EAGLE3
-    drafter (vLLM's use_eagle())."""
-    entries = [(lc.index, c) for lc in layers for c in lc.caches]
-    has_mla = any(isinstance(c, MLACache) for _, c in entries)
-    states = [c for _, c in entries if isinstance(c, RecurrentState)]
-    attention = [c for _, c in entries if not isinstance(c, RecurrentState)]
-    has_indexer = any(isinstance(c, IndexerCache) for _, c in entries)
-    default = platform.default_block
-    if has_mla:
-        default = platform.sparse_mla_block if has_indexer else platform.mla_block
-    requested = block_size or default
-    has_local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache)) for c in attention)
+def hybrid_manager_on(attention: list[Any], *, profile: VllmProfile, platform: Platform,
+                      asked: bool | None, version: str | None = None,
+                      eagle_drafter: bool = False, kv_transfer: bool = False) -> bool:
+    """Whether vLLM runs the hybrid KV-cache manager for these attention caches: `asked`
+    (--hybrid-kv-cache-manager; None: auto) as the release, the platform, a chunked-local model
+    with a drafter and (`kv_transfer`) a KV connector leave it (kvplan.engines.vllm.kv_transfer).
+    The allocator and the connectors' handovers both read it here."""
+    hybrid_manager = asked
     has_chunked = any(isinstance(c, ChunkedLocalCache) for c in attention)
     if has_chunked and eagle_drafter:
         # Chunked local attention with a drafter on the target's hidden states (use_eagle():
@@ -327,8 +308,46 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
         # config.py:4656-4663, 0.10.1.1 config/__init__.py:3653-3660; from 0.10.2
         # Platform.support_hybrid_kv_cache, True on CPU: platforms/cpu.py:352).
         hybrid_manager = False
+    if kv_transfer:
+        hybrid_manager = hybrid_manager_with_connector(hybrid_manager,
+                                                       version or profile.version)
     if hybrid_manager is None:
         hybrid_manager = profile.chunked_local_hybrid or not has_chunked
+    return hybrid_manager
+
+
+def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: VllmProfile,
+                   platform: Platform, block_size: int | None = None,
+                   hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
+                   max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
+                   pp: int = 1, gdn_checkpoint: bool = False,
+                   mla_hybrid_alignment: int = 128, async_scheduling: bool | None = None,
+                   version: str | None = None, v2_runner: bool = True,
+                   eagle_drafter: bool = False, kv_transfer: bool = False) -> VllmKVConfig:
+    """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
+    (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
+    `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
+    default (sets the mamba cache mode); `gdn_checkpoint`: Gated DeltaNet layers export
+    prefill checkpoints in mode 'align' (`vllm_gdn_checkpoints`); `mla_hybrid_alignment`: the
+    least block an MLA + recurrent hybrid is aligned to (block_size.mla_hybrid_alignment, by
+    version); `async_scheduling` None: the platform's; `version`: the release asked (None: the
+    profile's), `v2_runner`: model runner V2 runs it, which with the scheduling and PP set the
+    batches in flight (kvplan.engines.vllm.in_flight); `eagle_drafter`: an MTP / EAGLE / EAGLE3
+    drafter (vLLM's use_eagle()); `kv_transfer`: a KV connector is set (--kv-transfer-config:
+    `hybrid_manager_on`)."""
+    entries = [(lc.index, c) for lc in layers for c in lc.caches]
+    has_mla = any(isinstance(c, MLACache) for _, c in entries)
+    states = [c for _, c in entries if isinstance(c, RecurrentState)]
+    attention = [c for _, c in entries if not isinstance(c, RecurrentState)]
+    has_indexer = any(isinstance(c, IndexerCache) for _, c in entries)
+    default = platform.default_block
+    if has_mla:
+        default = platform.sparse_mla_block if has_indexer else platform.mla_block
+    requested = block_size or default
+    has_local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache)) for c in attention)
+    hybrid_manager = hybrid_manager_on(
+        attention, profile=profile, platform=platform, asked=hybrid_manager, version=version,
+        eagle_drafter=eagle_drafter, kv_transfer=kv_transfer)
     if not hybrid_manager:
         entries = [(i, _promote(c)) for i, c in entries]
         attention = [_promote(c) for c in attention]
@@ -337,7 +356,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
             # kv_cache_utils.py:1063-1065, 0.32.0 :1756-1760 raise ValueError at start-up.
             raise UnmodelledError(
                 f"vLLM {version or profile.version} on {platform.name} with the hybrid KV-cache "
-                "manager off (--hybrid-kv-cache-manager off, or a CPU before 0.10.2) does not "
+                "manager off (--hybrid-kv-cache-manager off, a CPU before 0.10.2, or a KV "
+                "connector before 0.22) does not "
                 "start on a recurrent-state hybrid: 'Hybrid KV cache manager is disabled but "
                 "failed to convert the KV cache specs to one unified type' (v1/core/"
                 "kv_cache_utils.py unify_hybrid_kv_cache_specs)")

@@ -15,10 +15,17 @@ the prefill worker's ranks once the prefill finishes.
   KV cache manager on (the default: NixlConnector is `SupportsHMA`, vllm/config/vllm.py): only
   the in-window tail, `cdiv(window, block) + 1` blocks ("add 1 to conservatively account for
   boundary overlap", base_scheduler.py `blocks_per_sw`), at most the cdiv(T, block) there are.
+  Before 0.22 a connector turns the hybrid manager off (kvplan.engines.vllm.kv_transfer):
+  sliding layers are full attention on both roles and NIXL reads every block of every layer
+  (nixl_connector.py 0.11.0 :1284-1290 "assume global attention"; the blocks_per_sw clip,
+  nixl_connector.py 0.18.0 :596-609, applies only with the manager on, `_is_hma_required`
+  :567-572), read from 0.11. NIXL 0.10.0 - 0.17.1 clips Llama 4's chunked layers to their last
+  cdiv(chunk, block) blocks (`nixl_llama4_window`; gone in 0.18.0).
   Chunked local attention (Llama 4): to 0.13 it turns the hybrid manager off by default
   (vllm/config/vllm.py, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0"), and
   `unify_hybrid_kv_cache_specs` then makes every local layer full attention: every block
-  moves; from 0.14.1 the manager stays on (NixlConnector is SupportsHMA) and kvplan refuses.
+  moves; from 0.14.1 the manager stays on without a connector, but a connector keeps it off
+  to 0.21 (as above); from 0.22 it stays on (NixlConnector is SupportsHMA) and kvplan refuses.
   Recurrent (Mamba, GDN) layers: the one state slot (`clip_ssm_state_blocks`), conv and SSM
   state (nixl/base_worker.py `_build_mamba_remote`: the state's own bytes, not the padded
   page).
@@ -65,7 +72,9 @@ from kvplan.engines.handover import (
     unique_head_sources,
 )
 from kvplan.engines.launch import LaunchLayout
+from kvplan.engines.vllm.alloc import get_platform, hybrid_manager_on
 from kvplan.engines.vllm.dp_balance import VLLM_DP_BALANCE, VllmDpBalance
+from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.profiles import vllm_profile
 from kvplan.kv.kinds import (
     CacheKind,
@@ -83,7 +92,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # The KV Transfer metrics log line (PR 25388) and the pull rules above are read from 0.32.0;
 # the rules for full attention and MLA (every block, the partial one too: PR 21074) hold from
 # 0.11.0, the first release with that log line. Sliding-window clipping, the recurrent state
-# slot and the recurrent backoff are read from 0.32.0 only.
+# slot and the recurrent backoff are read from 0.32.0 only; sliding layers with the hybrid
+# manager off (a connector before 0.22: every block) from 0.11.0 (nixl011_65).
 NIXL_SINCE = (0, 11)
 HYBRID_RULES_SINCE = (0, 32)
 # MooncakeConnector (class docstring): in vLLM from 0.13.0; its per-rank slices for unequal TP
@@ -101,43 +111,92 @@ def _replicated(cache: CacheKind) -> bool:
     return isinstance(cache, (MLACache, IndexerCache))
 
 
-def _units(cache: CacheKind, tokens: int, block: int) -> tuple[int, str]:
+# NIXL's Llama 4 special case (nixl_connector.py 0.11.0 :869-887, :1284-1306; 0.10.0 :633-648;
+# 0.17.1 :1462-1480, :2314-2330; gone in 0.18.0): for hf_config.model_type "llama4" the decode
+# worker reads, on each chunked (RoPE) layer, only the last ceil(attention_chunk_size / block)
+# of the request's blocks (`local_block_ids[-block_window:]`, no "+ 1"), every block on the
+# others. The worker's rule, whatever the allocator did (the layers are full attention there).
+NIXL_LLAMA4_WINDOW = ((0, 10), (0, 18))
+
+
+def nixl_llama4_window(spec: ModelSpec, version: str | None) -> bool:
+    """NIXL clips Llama 4's chunked layers to their chunk (NIXL_LLAMA4_WINDOW)."""
+    since, until = NIXL_LLAMA4_WINDOW
+    model_type = spec.config_model_type or spec.model_type
+    return model_type == "llama4" and since <= version_key(version) < until
+
+
+def _units(cache: CacheKind, tokens: int, block: int, *, hybrid: bool = True,
+           chunk_window: bool = False) -> tuple[int, str]:
+    """The blocks (or state slots) of `cache` one request's handover moves: `hybrid`, the
+    decode pool runs vLLM's hybrid KV-cache manager (kvplan.engines.vllm.kv_transfer; off:
+    sliding and chunked layers are full attention); `chunk_window`: NIXL's Llama 4 clip of
+    chunked layers (`nixl_llama4_window`)."""
     if cache.is_state:
         return 1, "the state slot (clip_ssm_state_blocks)"
     blocks = cdiv(tokens, block)
-    if isinstance(cache, SlidingWindowCache):
+    if isinstance(cache, SlidingWindowCache) and hybrid:
         window = cdiv(cache.window, block) + 1
         if window < blocks:
             return window, f"in-window tail: cdiv({cache.window}, {block}) + 1 (blocks_per_sw)"
         return blocks, f"cdiv({tokens}, {block}): the prompt is inside the window"
+    if isinstance(cache, SlidingWindowCache):
+        return blocks, (f"cdiv({tokens}, {block}): the sliding layer runs as full attention "
+                        "(hybrid KV-cache manager off with a connector before 0.22)")
+    if isinstance(cache, ChunkedLocalCache) and chunk_window:
+        chunk = cdiv(cache.chunk, block)
+        if chunk < blocks:
+            return chunk, (f"the chunk's blocks: cdiv({cache.chunk}, {block}) (NIXL's Llama 4 "
+                           "block_window, to 0.17)")
+        return blocks, f"cdiv({tokens}, {block}): the prompt is inside one chunk"
     if isinstance(cache, ChunkedLocalCache):
         return blocks, (f"cdiv({tokens}, {block}): chunked local runs as full attention "
-                        "(hybrid manager off by default to 0.13)")
+                        "(hybrid KV-cache manager off)")
     return blocks, f"cdiv({tokens}, {block}), the last block whole"
 
 
+def _hybrid_manager(caches: list[CacheKind], version: str | None,
+                    inputs: PlanInputs | None) -> bool:
+    """The decode pool's hybrid KV-cache manager, as the allocator decides it for a role with
+    a KV connector (alloc.hybrid_manager_on, kv_transfer): one rule for both."""
+    opts = vllm_options(inputs) if inputs is not None else None
+    return hybrid_manager_on(
+        [c for c in caches if not c.is_state], profile=vllm_profile(version),
+        platform=get_platform(inputs.platform if inputs is not None else "cuda"),
+        asked=opts.hybrid_kv_cache_manager if opts is not None else None, version=version,
+        eagle_drafter=inputs is not None and inputs.speculative_method is not None,
+        kv_transfer=True)
+
+
 def _check_layer_kinds(spec: ModelSpec, caches: list[CacheKind], version: str | None,
-                       connector: str, short: str) -> None:
-    """The layer kinds both connectors' rules are read for, by version: sliding-window,
-    recurrent and indexer groups from 0.32 only; chunked local attention to 0.13 (run as full
-    attention), refused from 0.14.1 (the hybrid manager keeps its groups, whose handover is not
-    read: both connectors clip sliding groups only)."""
-    hybrid = any(c.is_state or isinstance(c, (SlidingWindowCache, IndexerCache))
-                 for c in caches)
-    if hybrid and version_key(version) < HYBRID_RULES_SINCE:
+                       connector: str, short: str, *, hybrid: bool,
+                       unified_since: tuple[int, int] | None) -> None:
+    """The layer kinds the connector's rules are read for, by version and by whether the decode
+    pool runs the hybrid KV-cache manager (`hybrid`): sliding-window, recurrent and indexer
+    groups from 0.32 only; with the manager off (a connector before 0.22), sliding-window
+    layers run as full attention, read from `unified_since` (None: not read for this
+    connector); chunked local attention with the manager off (run as full attention),
+    refused with it on (from 0.22 with a connector, or asked): both connectors clip sliding
+    groups only, their chunked groups' handover is not read."""
+    sliding = any(isinstance(c, SlidingWindowCache) for c in caches)
+    unified = (sliding and not hybrid and unified_since is not None
+               and version_key(version) >= unified_since)
+    hybrid_kinds = any(c.is_state or isinstance(c, IndexerCache) for c in caches) or (
+        sliding and not unified)
+    if hybrid_kinds and version_key(version) < HYBRID_RULES_SINCE:
         raise InputError(f"--engine-version {version}: kvplan reads {short}'s sliding-window, "
                          "recurrent and indexer rules from vLLM 0.32 only; give 0.32 or newer")
-    if (any(isinstance(c, ChunkedLocalCache) for c in caches)
-            and vllm_profile(version).chunked_local_hybrid):
-        # From 0.14.1 chunked local attention keeps the hybrid manager on, and both connectors
-        # are SupportsHMA (config/vllm.py 0.32.0 :2148-2185): their chunked groups are handed
-        # over by rules (get_exchange_clipped_blocks / get_sw_clipped_blocks clip sliding
-        # groups only) not read.
+    if any(isinstance(c, ChunkedLocalCache) for c in caches) and hybrid:
+        # From 0.14.1 chunked local attention keeps the hybrid manager on (config/vllm.py
+        # 0.32.0 :2148-2185), and from 0.22 a SupportsHMA connector leaves it on
+        # (kvplan.engines.vllm.kv_transfer): their chunked groups are handed over by rules
+        # (get_exchange_clipped_blocks / get_sw_clipped_blocks clip sliding groups only) not
+        # read.
         raise UnmodelledError(
             f"--disagg: {spec.id}'s chunked local attention layers keep vLLM's hybrid "
-            f"KV-cache manager on (vLLM {version or 'default'}, from 0.14.1), and what "
+            f"KV-cache manager on (vLLM {version or 'default'}), and what "
             f"{connector} hands over for a chunked group is not read; give "
-            "--engine-version 0.13 or older")
+            "--engine-version 0.21 or older")
 
 
 def _tokens_moved(input_len: int, caches: list[CacheKind]) -> int:
@@ -179,6 +238,12 @@ class _VllmConnector:
     since_text: str
     tp_rule: str  # the code that pairs prefill and decode TP sizes (handover_tps' refusals)
     short: str  # the connector as the refusal of an unread layer kind names it
+    # The first release whose handover of sliding-window layers run as full attention (the
+    # hybrid manager off: a connector before 0.22) is read; None: not read.
+    unified_since: tuple[int, int] | None = None
+    # The worker clips Llama 4's chunked layers to their chunk (NIXL to 0.17:
+    # `nixl_llama4_window`).
+    llama4_window: bool = False
 
     def launch_groups(self, role: str, version: str | None, block_size: int | None
                       ) -> tuple[tuple[str, ...], ...]:
@@ -220,13 +285,18 @@ class _VllmConnector:
         self._check_version(version)
         p_tp, d_tp = handover_tps(input_len, prefill, decode, self.tp_rule)
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
-        _check_layer_kinds(spec, caches, version, self.name, self.short)
+        hybrid = _hybrid_manager(caches, version, inputs)
+        _check_layer_kinds(spec, caches, version, self.name, self.short, hybrid=hybrid,
+                           unified_since=self.unified_since)
+        window = self.llama4_window and nixl_llama4_window(spec, version)
         self._refuse(spec, caches, p_tp, d_tp, version)
         tokens = _tokens_moved(input_len, caches)
         kv_heads = getattr(spec.attention, "num_key_value_heads", None)
         return assemble(connector=self.name, version=version, input_len=input_len,
                         tokens=tokens, block_size=block_size, decode_stages=decode_stages,
-                        d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
+                        d_tp=d_tp, p_tp=p_tp,
+                        units=lambda c: _units(c, tokens, block_size, hybrid=hybrid,
+                                               chunk_window=window),
                         sources=lambda c, r, n: _sources(c, r, n, d_tp, p_tp, kv_heads),
                         notes=(self._notes(tokens, recomputed=tokens != input_len),),
                         first_token_steps=FIRST_TOKEN_STEPS,
@@ -261,6 +331,8 @@ class NixlConnector(_VllmConnector):
                        "source)")
     tp_rule: str = "vLLM's NIXL (kv_connector/utils.py tp_ratio)"
     short: str = "NIXL"
+    unified_since: tuple[int, int] | None = NIXL_SINCE
+    llama4_window: bool = True
 
     def _notes(self, tokens: int, *, recomputed: bool) -> str:
         return (f"{self.name}: the decode ranks read {tokens:,} prompt tokens' blocks"
@@ -325,6 +397,14 @@ class MooncakeConnector(_VllmConnector):
 
     def _refuse(self, spec: ModelSpec, caches: list[CacheKind], p_tp: int, d_tp: int,
                 version: str | None) -> None:
+        if (any(isinstance(c, ChunkedLocalCache) for c in caches)
+                and vllm_profile(version).chunked_local_hybrid):
+            # MooncakeConnector's handover of chunked layers is read to 0.13 only (run as full
+            # attention there: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0").
+            raise UnmodelledError(
+                f"--disagg: what {self.name} hands over for {spec.id}'s chunked local "
+                f"attention layers is read to vLLM 0.13 only, not {version or 'default'}; give "
+                "--engine-version 0.13")
         if p_tp != d_tp and version_key(version) < HETERO_TP_SINCE:
             raise InputError(
                 f"--prefill-tp {p_tp} / --decode-tp {d_tp}: kvplan reads MooncakeConnector's "

@@ -132,7 +132,8 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         async_scheduling=vllm_options(inputs).async_scheduling, version=inputs.engine_version,
         v2_runner=vllm_runs_v2(inputs.engine_version, spec, pp=inputs.pp,
                                speculative_method=inputs.speculative_method),
-        eagle_drafter=inputs.speculative_method is not None)
+        eagle_drafter=inputs.speculative_method is not None,
+        kv_transfer=vllm_options(inputs).kv_transfer)
     check_block_size(caches, inputs, config)
     check_hybrid_mla_block(caches, spec, inputs, config)
     return config

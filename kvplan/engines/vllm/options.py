@@ -34,6 +34,9 @@ class VllmOptions(EngineOptions):
     # --[no-]scheduler-reserve-full-isl (from 0.19.0): admit a waiting request only when its
     # whole prompt fits; None: that release's default (kvplan.engines.vllm.admission).
     reserve_full_isl: bool | None = None
+    # A KV connector is set (--kv-transfer-config: every role of `plan --disagg`), which turns
+    # the hybrid KV-cache manager off before 0.22 (kvplan.engines.vllm.kv_transfer).
+    kv_transfer: bool = False
 
 
 OPTIONS = VllmOptions
