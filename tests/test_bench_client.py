@@ -8,7 +8,9 @@ import datetime as dt
 
 import pytest
 
-from kvplan.analysis.simulate.bench_client import sa_bench
+from kvplan._util.errors import InputError
+from kvplan.analysis.simulate.bench_client import sa_bench, vllm_bench_serve
+from tests.benches import disagg_public, prospdis65_runs
 from tests.benches.disagg_client import client, routing
 
 
@@ -47,3 +49,30 @@ def test_sa_bench_draws_its_lengths_as_numpy_does() -> None:
     off = client({"backend": "trtllm", "silicon_data_source": "measured=2026-03-23"},
                  lengths=False)
     assert off is not None and off.lengths is None and off.rounds == 10
+
+
+def test_vllm_bench_serve_rounds_by_hand() -> None:
+    # Anyscale's run_bm.sh: --num-prompts 5 x C at --max-concurrency C; at C = 4, 20 prompts:
+    # 20 / 4 = 5 requests a user, every one averaged (calculate_metrics over all outputs), the
+    # lengths fixed (prefix_repetition at prefix 0, suffix I).
+    c = vllm_bench_serve(20, 4)
+    assert (c.name, c.rounds, c.measures_first_round, c.lengths) == (
+        "vllm bench serve", 5, True, None)
+    assert vllm_bench_serve(4, 4).rounds == 1
+    for prompts, conc in ((21, 4), (3, 4), (4, 0)):
+        with pytest.raises(InputError, match="whole number of rounds"):
+            vllm_bench_serve(prompts, conc)
+
+
+def test_public_runs_take_the_client_their_points_state() -> None:
+    # prospdis65's points state `vllm bench serve` and their prompts: that client, 5 rounds at
+    # every concurrency (5 x C prompts); logs29's runs state no prompt count: none (the
+    # simulation's default measurement), so their replay does not move.
+    run = prospdis65_runs.load()["runs"][0]
+    for p in run["points"]:
+        got = client({**run["row"], "silicon_data_source": "",
+                      **disagg_public.client_fields(run, p)})
+        assert got == vllm_bench_serve(5 * p["concurrency"], p["concurrency"])
+        assert got is not None and got.rounds == 5
+    for old in disagg_public.runs():
+        assert all(disagg_public.client_fields(old, p) == {} for p in old["points"])

@@ -9,6 +9,13 @@ srt-slurm branch sa-submission-q1-2026): the client is the recipe's `benchmark: 
 tests/data/disagg/srt_slurm_sglang_recipes.json likewise) and the frontend srt-slurm's Dynamo
 frontends behind nginx (their `frontend: type: dynamo`, or the default "dynamo" where the
 recipe names none: srt-slurm core/schema.py FrontendConfig).
+
+A public run whose point states its `vllm bench serve` --num-prompts (prospdis65's Anyscale runs:
+run_bm.sh at 04ba8ab4 passes 5 x C at --max-concurrency C, --request-rate 1e9) is replayed with
+that client (`VLLM_BENCH_SERVE`, kvplan.analysis.simulate.bench_client.vllm_bench_serve: every
+request averaged, the first burst included), as prospective57's collocated runs of the same
+repository are (kvplan simulate's closed loop averages every request); before raypd65 it took
+the simulation's default (four rounds, the first and last not averaged).
 """
 
 from __future__ import annotations
@@ -17,10 +24,12 @@ import datetime as dt
 import re
 from dataclasses import replace
 
-from kvplan.analysis.simulate.bench_client import BenchClient, sa_bench
+from kvplan.analysis.simulate.bench_client import BenchClient, sa_bench, vllm_bench_serve
 from kvplan.engines.dynamo_frontend import DYNAMO_SRT_SLURM, FrontendRouting
 
 ENGINES = ("sglang", "trtllm")  # the prospective rows' engines (InferenceX through srt-slurm)
+# The row keys a public run's point sets for its client (disagg_public.replay_run).
+VLLM_BENCH_SERVE = "vllm bench serve"
 
 
 def measured_date(row: dict[str, str]) -> dt.date | None:
@@ -35,10 +44,13 @@ def _srt_slurm(row: dict[str, str]) -> bool:
 
 
 def client(row: dict[str, str], *, lengths: bool = True) -> BenchClient | None:
-    """sa-bench as srt-slurm's bench.sh ran it at the row's measured date, for the rows run
-    through srt-slurm; None otherwise (the simulation's default measurement). `lengths`
+    """`vllm bench serve` where the row (a public run's point) names it with its prompts and
+    concurrency; sa-bench as srt-slurm's bench.sh ran it at the row's measured date, for the
+    rows run through srt-slurm; None otherwise (the simulation's default measurement). `lengths`
     False: every request at the row's ISL / OSL, not sa-bench's --random-range-ratio 0.8 draw
     (before rangeratio60; the bench's counterfactual)."""
+    if row.get("bench_client") == VLLM_BENCH_SERVE:
+        return vllm_bench_serve(int(row["bench_num_prompts"]), int(row["bench_concurrency"]))
     day = measured_date(row)
     c = sa_bench(day) if _srt_slurm(row) and day is not None else None
     return c if c is None or lengths else replace(c, lengths=None)

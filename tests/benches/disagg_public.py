@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.benches import disagg_client
 from tests.benches.disagg_rows import BAND, predict
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg"
@@ -51,12 +52,24 @@ def replay_run(run: dict) -> list[Point]:
            "backend_version": run["row"]["backend_version"] or None}
     out = []
     for p in run["points"]:
-        ttft, tpot, _ = predict(row, p["concurrency"])
+        ttft, tpot, _ = predict({**row, **client_fields(run, p)}, p["concurrency"])
         out.append(Point(run=run["id"], concurrency=p["concurrency"],
                          measured_ttft_ms=p["measured_ttft_ms"],
                          measured_tpot_ms=p["measured_tpot_ms"], approximate=p["approximate"],
                          ttft_ms=ttft, tpot_ms=tpot))
     return out
+
+
+def client_fields(run: dict, point: dict) -> dict[str, str]:  # type: ignore[type-arg]
+    """The row keys naming a point's benchmark client (tests.benches.disagg_client.client):
+    `vllm bench serve` at the point's --num-prompts and --max-concurrency where the run states
+    that client and the point its prompts (prospdis65's runs); none otherwise (the logs29 runs
+    state no prompt count: the simulation's default measurement)."""
+    if "vllm bench serve" not in run.get("stated", "") or not point.get("num_prompts"):
+        return {}
+    return {"bench_client": disagg_client.VLLM_BENCH_SERVE,
+            "bench_num_prompts": str(point["num_prompts"]),
+            "bench_concurrency": str(point["concurrency"])}
 
 
 def _fmt(x: float | None, nd: int = 1) -> str:

@@ -26,6 +26,17 @@ cc158081, 2026-03; the recipes' `benchmark: type: "sa-bench"`, req_rate "inf"):
   measured run's --use-chat-template takes the template's tokens less one off L before the draw
   and adds them back (`template_tokens`); the rows' tokenizers are not in the stores, so it is
   0 here: the lower bound sits 0.2 x that many tokens low, the upper bound is L either way.
+
+`vllm bench serve` at --max-concurrency C, --num-prompts k x C and an unbounded request rate
+(read in the vLLM 0.11.0 source, vllm/benchmarks/serve.py and lib/endpoint_request_func.py;
+raypd65): one "initial single prompt test run" (serve.py:508) ends before the measured run and
+is not counted; then every request's task is created as `get_request` yields it (serve.py:618-
+662; at an infinite rate it yields them without sleeping, :193-194; a finite rate sleeps each
+gap, ~1 ns at the 1e9 Anyscale's run_bm.sh passes) and an asyncio.Semaphore(C) lets one start as
+another ends (`limited_request_func`, :593-601): a closed loop of C users, k requests each, the
+C first ones sent at once; TTFT from the POST inside the semaphore (endpoint_request_func.py:154)
+to the first streamed chunk with choices (:193); `calculate_metrics` (serve.py:301-324)
+averages TTFT and TPOT over every successful request of the run, the first burst included.
 """
 
 from __future__ import annotations
@@ -33,6 +44,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.range_ratio import BoundedBelow, RandomLengths
 
 
@@ -63,3 +75,16 @@ def sa_bench(measured: dt.date) -> BenchClient | None:
     return BenchClient(name="sa-bench", rounds=rounds, measures_first_round=True,
                        lengths=BoundedBelow(name="sa-bench", ratio=SA_BENCH_RANGE_RATIO),
                        seed=SA_BENCH_SEED)
+
+
+def vllm_bench_serve(num_prompts: int, concurrency: int) -> BenchClient:
+    """`vllm bench serve` with --num-prompts `num_prompts` at --max-concurrency `concurrency`
+    and an unbounded request rate (module docstring): num_prompts / concurrency requests a
+    user, every one averaged, the first burst included; each request at the dataset's fixed
+    lengths (no spread). Refused where the prompts are not whole rounds of the users (the
+    closed loop's k requests a user)."""
+    if concurrency < 1 or num_prompts < concurrency or num_prompts % concurrency:
+        raise InputError(f"vllm bench serve: --num-prompts {num_prompts} is not a whole number "
+                         f"of rounds of --max-concurrency {concurrency}")
+    return BenchClient(name="vllm bench serve", rounds=num_prompts // concurrency,
+                       measures_first_round=True)
