@@ -80,15 +80,23 @@ def test_the_first_evaluation_is_recorded_for_every_run() -> None:
     assert prospdis65_runs.FIRST_ROWS == {}
 
 
-def test_the_replay_matches_the_timed_record() -> None:
+def test_the_timed_records_cover_every_point() -> None:
     # The rule (vLLM's hybrid KV-cache manager off with a KV connector before 0.22: every layer
-    # full attention, NIXL reads every block; kvplan.engines.vllm.kv_transfer) makes every run
-    # replayable; the first timed evaluation (RULE_EVALUATION) is recorded per point.
+    # full attention, NIXL reads every block; kvplan.engines.vllm.kv_transfer) made every run
+    # replayable; its first timed evaluation (RULE_EVALUATION) stays recorded per point.
     assert prospdis65_runs.RULE_EVALUATION.startswith(prospdis65_runs.RULE_COMMIT)
+    assert prospdis65_runs.CLIENT_EVALUATION.startswith(prospdis65_runs.CLIENT_COMMIT)
+    assert set(prospdis65_runs.RULE_ROWS) == set(prospdis65_runs.CLIENT_ROWS)
+    assert len(prospdis65_runs.CLIENT_ROWS) == 61
+
+
+def test_the_replay_matches_the_latest_record() -> None:
+    # The replay with the points' own client (vllm bench serve, every request averaged, the
+    # first burst included: raypd65, shaped) is the latest record, CLIENT_ROWS.
     points, refused = prospdis65_runs.replay_all()
     assert refused == {}
-    assert len(points) == len(prospdis65_runs.RULE_ROWS) == 61
+    assert len(points) == len(prospdis65_runs.CLIENT_ROWS) == 61
     for p in points:
-        ttft, tpot = prospdis65_runs.RULE_ROWS[prospdis65_runs.key(p)]
+        ttft, tpot = prospdis65_runs.CLIENT_ROWS[prospdis65_runs.key(p)]
         assert p.ttft_ratio is not None and ttft is not None
         assert round(p.ttft_ratio, 2) == ttft and round(p.tpot_ratio, 2) == tpot

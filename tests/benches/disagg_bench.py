@@ -801,7 +801,10 @@ def main() -> None:
         "gpt-oss-120b on vLLM 0.11.0 with NixlConnector over UCX, 11 runs / 61 points "
         "(tests/data/disagg/public_disagg_runs65.json: what each states, how it is read, what "
         "was found and left out), frozen before kvplan ran on them and replayed by the same "
-        "code as section 4 (tests/benches/prospdis65_runs.py).",
+        "code as section 4 (tests/benches/prospdis65_runs.py), with the points' own client "
+        "(vllm bench serve: every request averaged, the first burst included; raypd65, shaped: "
+        "written after the first timed evaluation was read; the runner's docstring decomposes "
+        "what is left).",
         "",
         *prospdis65_section(*prospdis65_replay()),
     ]
