@@ -68,7 +68,12 @@ held-out row measures it. What it leaves (raypd65's decomposition, kvplan's own 
   TP 8 gap at 4 (218 vs 95 ms): the Ray Serve path (ingress, the PD proxy's non-streamed
   prefill request with max_tokens 1, then the decode request: ray.llm's PDProxyServer
   `_handle_request` as a version in GitHub's code index has it; Ray 2.51's own not read) is
-  not charged in either replay, and nothing measured here prices it.
+  not charged in either replay, and nothing measured here prices it. prospective57's
+  collocated TP 2 run of 1-token prompts (pure decode, concurrency 32) bounds one Ray Serve
+  request's unmodelled cost: TTFT 68.6 ms measured, 11.5 kvplan; the PD path sends two
+  requests per prompt (the prefill's, then the decode's), which would fit a ~110 ms gap, but
+  that is a reading, not a measurement. The same run's TPOT (13.41 ms measured, 11.52 kvplan
+  at 32 requests) is slower than the PD decode worker's at ~27 (10.06 ms, 2x2:1x2 at 32).
 - With 2-3 prefill workers the mean TTFT at low load sits far above the median (3x2:1x2 at 4:
   686 vs 252 ms), a tail kvplan's mean does not have (each request alike); not read further.
 - TPOT at low load is ~0.7 as in prospective57's collocated TP 2 / TP 8 runs (an almost
