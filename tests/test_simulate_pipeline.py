@@ -13,11 +13,15 @@ from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
-from kvplan.analysis.simulate.pipeline import PipelineCost, PipelineSimulator
+from kvplan.analysis.simulate.pipeline import PipelineCost, PipelineSimulator, pipeline_async
 from kvplan.analysis.simulate.sim_types import SchedulerConfig
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.cli import app
-from kvplan.engines.vllm.pipeline import vllm_pp_partition, vllm_pp_send_bytes
+from kvplan.engines.vllm.pipeline import (
+    vllm_pp_drains_done,
+    vllm_pp_partition,
+    vllm_pp_send_bytes,
+)
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.layout import Layout
 from kvplan.perf.mixed_step import MixedStepCost
@@ -157,3 +161,31 @@ def test_cli_pp() -> None:
         result = runner.invoke(app, [*base, "--pp", "2", *args])
         assert result.exit_code == 2 and text in result.stderr, result.output
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_send_seconds_by_hand() -> None:
+    """TP 2, 10 tokens of hidden 4096: 163,840 B (hidden + residual, bf16); each rank sends
+    81,920 B at 1e11 B/s after 10 us (10.8192 us), the receiving pair all-gathers half of the
+    whole at 5e10 B/s after 5 us (5 + 1.6384 us): 17.4576 us."""
+    pipe = PipelineCost(stages=(), depth=2, hidden_size=4096, tp=2, send_latency_s=10e-6,
+                        send_bytes_per_s=1e11, gather_latency_s=5e-6, gather_bytes_per_s=5e10)
+    assert pipe.send_seconds(10) == pytest.approx(17.4576e-6)
+    assert pipe.send_seconds(0) == 0.0
+
+
+def test_async_scheduling_by_release() -> None:
+    spec = load_model("llama-3.1-8b")[0]
+    # Off by default at PP > 1 to 0.15 (0.14.1 config/vllm.py:590): simulated.
+    assert pipeline_async(spec, version="0.12.0", pp=2, asked=None) is False
+    assert pipeline_async(spec, version="0.15.1", pp=2, asked=None) is False
+    # On by default from 0.16 (and on V2 from 0.31): refused unless turned off.
+    for version in ("0.16.0", "0.19.0", "0.32.0"):
+        with pytest.raises(InputError, match="--no-async-scheduling"):
+            pipeline_async(spec, version=version, pp=2, asked=None)
+        assert pipeline_async(spec, version=version, pp=2, asked=False) is False
+
+
+def test_drains_done_by_release() -> None:
+    # `not batch_queue[-1][0].done()`: 0.11.0 core.py:333 to 0.19.0 :481; absent in 0.10.0, 0.32.0.
+    assert [vllm_pp_drains_done(v) for v in ("0.10.1", "0.11.0", "0.19.0", "0.32.0")] == [
+        False, True, True, False]

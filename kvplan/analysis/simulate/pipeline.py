@@ -25,22 +25,26 @@ lookup on the first stage (not priced by the cost model at PP 1 either).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
+from kvplan._util.versions import version_key
 from kvplan.analysis.simulate.hybrid_pool import HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
-from kvplan.engines.vllm.alloc import vllm_async_scheduling_default
-from kvplan.engines.vllm.pipeline import vllm_pp_batch_queue, vllm_pp_ranges, vllm_pp_send_bytes
+from kvplan.engines.vllm.pipeline import (
+    vllm_pp_batch_queue,
+    vllm_pp_drains_done,
+    vllm_pp_ranges,
+    vllm_pp_send_bytes,
+)
 from kvplan.engines.vllm.runner import vllm_runs_v2
 from kvplan.perf.layout import link
 from kvplan.perf.mixed_step import MixedStepCost
 
 if TYPE_CHECKING:
-    from kvplan.analysis.simulate.sim_setup import SimSetup
     from kvplan.model.spec import ModelSpec
 
 
@@ -56,10 +60,14 @@ class PipelineCost:
     send_bytes_per_s: float  # and one GPU's rate
     gather_latency_s: float  # the receiving TP group's all-gather (tp > 1)
     gather_bytes_per_s: float
+    # Whether the engine core takes a finished oldest batch before scheduling again with room
+    # in the queue (kvplan.engines.vllm.pipeline.vllm_pp_drains_done).
+    drains_done: bool = False
 
     @classmethod
     def of(cls, cost: MixedStepCost, spec: ModelSpec, pp: int, depth: int,
-           partition: tuple[int, ...] | None = None) -> PipelineCost:
+           partition: tuple[int, ...] | None = None, *, drains_done: bool = False
+           ) -> PipelineCost:
         """`cost` (the whole model on one rank of the TP group) split into `pp` stages as vLLM
         splits the layers (kvplan.engines.vllm.pipeline.vllm_pp_ranges); the send over the
         link a group of tp x pp GPUs takes (the scale-out link when they span hosts)."""
@@ -70,7 +78,8 @@ class PipelineCost:
         gather = link(cost.layout, cost.gpu, tp)
         return cls(stages=stages, depth=depth, hidden_size=spec.hidden_size, tp=tp,
                    send_latency_s=send.latency_s, send_bytes_per_s=send.bytes_per_s,
-                   gather_latency_s=gather.latency_s, gather_bytes_per_s=gather.bytes_per_s)
+                   gather_latency_s=gather.latency_s, gather_bytes_per_s=gather.bytes_per_s,
+                   drains_done=drains_done)
 
     def stage_seconds(self, decode_contexts: list[int], chunks: list[tuple[int, int]]
                       ) -> tuple[float, ...]:
@@ -150,7 +159,10 @@ class PipelineSimulator(Simulator):
             scheduled = self.schedule()
             if scheduled:
                 self._submit(scheduled)
-                if len(self._queue) < self.pipeline.depth:
+                oldest = self._queue[0]
+                done = oldest.start_s + oldest.seconds <= st.clock_s
+                if len(self._queue) < self.pipeline.depth and not (
+                        done and self.pipeline.drains_done):
                     return 0  # not blocking: the loop takes arrivals, then schedules again
         if not self._queue:
             head = self.waiting[0]
@@ -175,30 +187,38 @@ class PipelineSimulator(Simulator):
 
 def pipeline_async(spec: ModelSpec, *, version: str | None, pp: int,
                    asked: bool | None) -> bool:
-    """Async scheduling at `pp` > 1 as vLLM resolves it (config/vllm.py 0.32.0 :1634-1644: off
-    on the V1 model runner; kvplan.engines.vllm.runner.vllm_runs_v2), refused where it would be
-    on: the V2 runner's PP + 1 batches with output placeholders are not modelled."""
-    v2 = vllm_runs_v2(version, spec, pp=pp)
-    on = (vllm_async_scheduling_default(version) and v2) if asked is None else asked
-    if on:
+    """Async scheduling at `pp` > 1 as vLLM `version` resolves it unless `asked`, refused where
+    it would be on (the batches then carry output placeholders: not modelled). Default off to
+    0.15 (0.14.1 config/vllm.py:590-595 turns it off at PP > 1, :564-568 refuses it asked; 0.12.0
+    :532-536, :563-569; before 0.14 it is off anyway); on from 0.16 to 0.30 (0.16.0 config/vllm.py
+    :618-690 has no PP condition, the multiproc executor then keeps PP batches:
+    v1/executor/multiproc_executor.py:432-435; 0.19.0 :469-472); from 0.31 off on model
+    runner V1 and on with V2's PP + 1 batches (0.32.0 config/vllm.py:1634-1644, :577-588;
+    kvplan.engines.vllm.runner.vllm_runs_v2). 0.15 was not read (taken as 0.14)."""
+    key = version_key(version)
+    if asked is None:
+        asked = (False if key < (0, 16) else True if key < (0, 31)
+                 else vllm_runs_v2(version, spec, pp=pp))
+    if asked:
         raise InputError("simulate --pp: vLLM's async scheduling with pipeline parallelism "
-                         f"({'model runner V2, ' if v2 else ''}PP + 1 batches with output "
-                         "placeholders) is not simulated; give --no-async-scheduling")
+                         "(batches with output placeholders; on by default from vLLM 0.16) "
+                         "is not simulated; give --no-async-scheduling")
     return False
 
 
-def pipelined(sim: SimSetup, spec: ModelSpec, pp: int, *, version: str | None,
-              partition: tuple[int, ...] | None = None) -> tuple[SimSetup, str]:
-    """`sim` served by a `pp`-stage pipeline (synchronous scheduling: `pipeline_async`), and
-    its note."""
+def pipelined(cost: MixedStepCost, spec: ModelSpec, pp: int, *, version: str | None,
+              partition: tuple[int, ...] | None = None) -> tuple[PipelineCost, str]:
+    """The `pp`-stage pipeline of the engine whose step `cost` prices (synchronous scheduling:
+    `pipeline_async`), and its note."""
     v2 = vllm_runs_v2(version, spec, pp=pp)
     depth = vllm_pp_batch_queue(pp, async_scheduling=False, v2_runner=v2)
-    cost = PipelineCost.of(sim.cost, spec, pp, depth, partition)
-    layers = ", ".join(str(len(c.layers or ())) for c in cost.stages)
+    pipe = PipelineCost.of(cost, spec, pp, depth, partition,
+                           drains_done=vllm_pp_drains_done(version))
+    layers = ", ".join(str(len(c.layers or ())) for c in pipe.stages)
     note = (f"pipeline parallelism: {pp} stages of {layers} layers (vLLM get_pp_indices), up to "
             f"{depth} batches in flight (EngineCore's batch queue), a request in one batch at a "
             "time; each stage the cost model on its layers, the lm_head on the last, "
-            f"{cost.send_seconds(1) * 1e6:.1f} us to send one token's hidden state + residual "
+            f"{pipe.send_seconds(1) * 1e6:.1f} us to send one token's hidden state + residual "
             "between stages; engine-core host work not charged "
             "(kvplan.analysis.simulate.pipeline)")
-    return replace(sim, pipeline=cost), note
+    return pipe, note

@@ -137,8 +137,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm, frontend_latency_s=frontend_latency_s)
     if cap.pp > 1:
-        sim, note = pipelined(sim, inputs.spec, cap.pp, version=cap.engine_version)
-        notes = [*notes, note]
+        pipe, note = pipelined(sim.cost, inputs.spec, cap.pp, version=cap.engine_version)
+        sim, notes = replace(sim, pipeline=pipe), [*notes, note]
     if api_output or loop:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:

@@ -29,13 +29,26 @@ Read in the vLLM 0.32.0 wheel (vllm/; the oracle's install):
 - Logits and sampling run on the last rank only (gpu_model_runner.py:4226-4242).
 - CUDA graphs: every stage's runner captures the same sizes over its own layers.
 
-Releases other than 0.32.0 were not read for this module (kvplan.engines.vllm.in_flight cites
-max_concurrent_batches from 0.26.0 on; the batch queue is older); the rules are taken as 0.32.0's.
+Earlier releases (wheels read: 0.10.0, 0.11.0, 0.12.0, 0.16.0, 0.19.0):
+
+- the batch queue is the executor's max_concurrent_batches (v1/engine/core.py 0.10.0 :129,
+  0.11.0 :145, 0.12.0 :177, 0.16.0 :181, 0.19.0 :185): the multiproc executor's PP, 2 with async
+  scheduling to 0.12 (v1/executor/multiproc_executor.py 0.10.0 :295-298, 0.11.0 :330-333, 0.12.0
+  :415-418), PP at PP > 1 from 0.16 (0.16.0 :432-435, 0.19.0 :469-472);
+- step_with_batch_queue (0.10.0 :276-325, 0.11.0 :300-360, 0.12.0 :366-450, 0.16.0 :434-530,
+  0.19.0 :421-510) schedules while the queue has room; from 0.11.0 to 0.19.0 it also stops
+  scheduling when the oldest batch is already done (``not batch_queue[-1][0].done()``, 0.11.0
+  :333, 0.12.0 :426, 0.16.0 :496, 0.19.0 :481) and takes its output first; 0.10.0 and 0.32.0 have
+  no such check (`vllm_pp_drains_done`; 0.20 - 0.31 not read, taken as 0.19);
+- the no-double-scheduling skip is the same (scheduler.py 0.10.0 :235, 0.11.0 :242, 0.12.0 :292,
+  0.16.0 :413, 0.19.0 :446), and get_pp_indices the same split (distributed/utils.py 0.10.0
+  :89-124, 0.11.0 :89-124, 0.19.0 :95-129).
 """
 
 from __future__ import annotations
 
 from kvplan._util.errors import InputError
+from kvplan._util.versions import version_key
 
 ACTIVATION_BYTES = 2  # bf16 activations (roofline.step_time's act_bytes)
 PP_TENSORS = 2  # hidden_states and residual (llama.py:400)
@@ -74,6 +87,12 @@ def vllm_pp_batch_queue(pp: int, *, async_scheduling: bool, v2_runner: bool) -> 
     """EngineCore's batch queue at `pp` stages (config/vllm.py 0.32.0 :577-588): PP + 1 with
     async scheduling on the V2 runner, else PP."""
     return pp + 1 if async_scheduling and v2_runner else pp
+
+
+def vllm_pp_drains_done(version: str | None) -> bool:
+    """Whether step_with_batch_queue takes a finished oldest batch's output before scheduling
+    again while the queue has room: 0.11 to 0.31 (see the module); not 0.10 nor from 0.32."""
+    return (0, 11) <= version_key(version) < (0, 32)
 
 
 def vllm_pp_send_bytes(tokens: int, hidden_size: int) -> int:
