@@ -48,10 +48,11 @@ def _pipeline(stages: tuple[float, ...], send_s: float, depth: int) -> PipelineC
                         gather_bytes_per_s=float("inf"))
 
 
-def _run(pipe: PipelineCost, specs: list[RequestSpec], budget: int):
-    pool = KVPool(1000, (GroupRule(kind="full", block_size=16),), caching=False)
+def _run(pipe: PipelineCost, specs: list[RequestSpec], budget: int, blocks: int = 1000):
+    pool = KVPool(blocks, (GroupRule(kind="full", block_size=16),), caching=False)
+    # Admission on the first chunk (vLLM to 0.18.1) where the pool is small: preemptions.
     config = SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=budget,
-                             max_model_len=4096)
+                             max_model_len=4096, full_isl_admission=blocks >= 1000)
     sim = PipelineSimulator(pool, config, _Const(0.0), pipe)  # type: ignore[arg-type]
     return sim.run(specs)
 
@@ -114,19 +115,22 @@ def test_synchronised_batch_takes_the_whole_pipe() -> None:
        send=st.floats(0, 1e-3),
        reqs=st.lists(st.tuples(st.floats(0, 0.05), st.integers(1, 40), st.integers(1, 6)),
                      min_size=1, max_size=8),
-       budget=st.integers(1, 64))
+       budget=st.integers(1, 64), blocks=st.sampled_from([4, 6, 1000]))
 def test_pipe_bounds(stages: list[float], send: float, reqs: list[tuple[float, int, int]],
-                     budget: int) -> None:
+                     budget: int, blocks: int) -> None:
     """A request's first token comes no sooner than one pass through every stage and send
     after it arrives, and each later token no sooner than one pass after the one before (its
-    decode is in no second batch while the first is in flight)."""
+    decode is in no second batch while the first is in flight); with a pool small enough to
+    preempt requests in flight (4 or 6 blocks of 16; each request fits alone), every request
+    still finishes with all its tokens."""
     pipe = _pipeline(tuple(stages), send, depth=len(stages))
     passage = sum(stages) + send * (len(stages) - 1)
     specs = sorted((RequestSpec(arrival_s=a, prompt_len=p, output_len=o) for a, p, o in reqs),
                    key=lambda s: s.arrival_s)
-    state = _run(pipe, specs, budget)
+    state = _run(pipe, specs, budget, blocks)
     assert len(state.finished) == len(specs)
     for r in state.finished:
+        assert r.num_output == r.output_len
         assert r.first_token_s - r.sent_s >= passage * (1 - 1e-9)
         if r.output_len > 1:
             assert (r.finish_s - r.first_token_s) / (r.output_len - 1) >= passage * (1 - 1e-9)
@@ -189,3 +193,32 @@ def test_drains_done_by_release() -> None:
     # `not batch_queue[-1][0].done()`: 0.11.0 core.py:333 to 0.19.0 :481; absent in 0.10.0, 0.32.0.
     assert [vllm_pp_drains_done(v) for v in ("0.10.1", "0.11.0", "0.19.0", "0.32.0")] == [
         False, True, True, False]
+
+
+class _Counting(PipelineSimulator):
+    """Counts the batch outputs dropped for requests preempted while in flight."""
+
+    dropped = 0
+
+    def _execute(self) -> int:
+        oldest = self._queue[0] if self._queue else None
+        done = super()._execute()
+        if oldest is not None and (not self._queue or self._queue[0] is not oldest):
+            self.dropped += sum(1 for r, _, p, _ in oldest.items if r.preemptions != p)
+        return done
+
+
+def test_preempted_in_flight() -> None:
+    """Six 10-token prompts at t = 0, 10 tokens each, on 4 blocks of 16 (3 usable) with
+    first-chunk admission and 4-token chunks, PP 2: decodes outgrow the pool and vLLM's rule
+    preempts the last running request, here some while a batch holding them is in flight; those
+    outputs are dropped and every request still ends with its 10 tokens, once each."""
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=10, output_len=10)] * 6
+    pool = KVPool(4, (GroupRule(kind="full", block_size=16),), caching=False)
+    config = SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=4, max_model_len=4096,
+                             full_isl_admission=False)
+    sim = _Counting(pool, config, _Const(0.0), _pipeline((1e-3, 1e-3), 1e-4, depth=2))  # type: ignore[arg-type]
+    state = sim.run(specs)
+    assert state.preemptions > 0 and sim.dropped > 0
+    assert sorted(r.rid for r in state.finished) == list(range(6))
+    assert all(r.num_output == 10 for r in state.finished)
