@@ -212,7 +212,8 @@ def test_preempted_in_flight() -> None:
     """Six 10-token prompts at t = 0, 10 tokens each, on 4 blocks of 16 (3 usable) with
     first-chunk admission and 4-token chunks, PP 2: decodes outgrow the pool and vLLM's rule
     preempts the last running request, here some while a batch holding them is in flight; those
-    outputs are dropped and every request still ends with its 10 tokens, once each."""
+    outputs are dropped (kvplan's rule; vLLM 0.32 delivers them: the module's docstring) and
+    every request still ends with its 10 tokens, once each."""
     specs = [RequestSpec(arrival_s=0.0, prompt_len=10, output_len=10)] * 6
     pool = KVPool(4, (GroupRule(kind="full", block_size=16),), caching=False)
     config = SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=4, max_model_len=4096,

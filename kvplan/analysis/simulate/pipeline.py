@@ -15,7 +15,11 @@ one step at a time: while fewer than `depth` batches are in flight it schedules 
 the present clock (a request's scheduled tokens count as computed at once, so a decode whose
 token is in flight is not scheduled again, a prompt's next chunk may be); when nothing more can
 be scheduled or the queue is full, the clock moves to the oldest batch's last stage and its
-tokens are given. A request preempted while in flight has its batch's output dropped.
+tokens are given. A request preempted while in flight has its batch's output dropped and is
+recomputed from the waiting queue; vLLM 0.32 instead delivers that stale token and holds the
+request in the queue until it has drained (v1/core/sched/scheduler.py:1596-1606, :2084-2104,
+:934-938): not modelled (a pool run dry at PP > 1; the run's tokens are the same, their times
+differ).
 
 Not modelled at PP > 1: async scheduling (refused: kvplan.analysis.simulate.pipeline.
 pipeline_async), the engine core's host work between batches (not charged), the embedding
