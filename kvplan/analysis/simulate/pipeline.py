@@ -15,11 +15,11 @@ one step at a time: while fewer than `depth` batches are in flight it schedules 
 the present clock (a request's scheduled tokens count as computed at once, so a decode whose
 token is in flight is not scheduled again, a prompt's next chunk may be); when nothing more can
 be scheduled or the queue is full, the clock moves to the oldest batch's last stage and its
-tokens are given. A request preempted while in flight has its batch's output dropped and is
-recomputed from the waiting queue; vLLM 0.32 instead delivers that stale token and holds the
-request in the queue until it has drained (v1/core/sched/scheduler.py:1596-1606, :2084-2104,
-:934-938): not modelled (a pool run dry at PP > 1; the run's tokens are the same, their times
-differ).
+tokens are given. A request preempted while a batch holding it is in flight keeps that batch's
+token when it comes back (its stale output, delivered but not counted as computed: the request
+recomputes it), and is not admitted again until its stale batches have drained (vLLM 0.32
+v1/core/sched/scheduler.py:1596-1606 _preempt_request, :2084-2104 update_from_output, :934-938
+the waiting queue's skip; earlier releases not read).
 
 Not modelled at PP > 1: async scheduling (refused: kvplan.analysis.simulate.pipeline.
 pipeline_async), the engine core's host work between batches (not charged), the embedding
@@ -124,6 +124,26 @@ class PipelineSimulator(Simulator):
         self.pipeline = pipeline
         self._stage_free = [0.0] * len(pipeline.stages)
         self._queue: deque[_Batch] = deque()
+        self._holding: dict[SimRequest, int] = {}  # batches in flight holding each request
+        self._stale: dict[SimRequest, int] = {}  # of those, the ones from before a preemption
+
+    def _preempt(self, req: SimRequest) -> None:
+        super()._preempt(req)
+        if self._holding.get(req):
+            self._stale[req] = self._holding[req]
+
+    def schedule(self) -> list[tuple[SimRequest, int]]:
+        """Scheduler.schedule with the requests whose stale output is in flight skipped in the
+        waiting queue (they keep their places)."""
+        if not any(r in self._stale for r in self.waiting):
+            return super().schedule()
+        order = list(self.waiting)
+        self.waiting = deque(r for r in order if r not in self._stale)
+        scheduled = super().schedule()
+        left = set(self.waiting)
+        fresh = [r for r in self.waiting if r not in order]  # preempted in this schedule
+        self.waiting = deque(fresh + [r for r in order if r in left or r in self._stale])
+        return scheduled
 
     def _batch_ok(self) -> bool:
         return False  # every batch on the exact path
@@ -150,6 +170,7 @@ class PipelineSimulator(Simulator):
         self._record(start, end - start, tokens)
         for r, n in scheduled:
             r.num_computed += n
+            self._holding[r] = self._holding.get(r, 0) + 1
         self._queue.append(_Batch(
             items=tuple((r, n, r.preemptions, r.num_computed) for r, n in scheduled),
             start_s=start, seconds=end - start))
@@ -175,6 +196,11 @@ class PipelineSimulator(Simulator):
         batch = self._queue.popleft()
         end = batch.start_s + batch.seconds
         st.clock_s = max(st.clock_s, end)
+        for r, _, _, _ in batch.items:
+            self._holding[r] -= 1
+            if not self._holding[r]:
+                del self._holding[r]
+        stale = [(r, after) for r, _, p, after in batch.items if r.preemptions != p]
         items = [(r, n, after) for r, n, p, after in batch.items
                  if r.preemptions == p and r.finish_s < 0]
         # Each request as this batch left it (later chunks of its prompt may be in flight
@@ -186,6 +212,31 @@ class PipelineSimulator(Simulator):
         done = self._finish_step([(r, n) for r, n, _ in items], batch.start_s, batch.seconds)
         for (r, _, _), extra in zip(items, ahead, strict=True):
             r.num_computed += extra
+        return done + self._deliver_stale(stale, end)
+
+    def _deliver_stale(self, stale: list[tuple[SimRequest, int]], end: float) -> int:
+        """The tokens of preempted requests' batches coming back at `end`: a batch that had
+        reached the end of its request's sequence gives its token (the first, a gap, or the
+        last: the request finishes from the waiting queue). Returns the requests finished."""
+        st, done = self.state, 0
+        for r, after in stale:
+            self._stale[r] -= 1
+            if not self._stale[r]:
+                del self._stale[r]
+            if r.finish_s >= 0 or after != r.num_tokens:
+                continue  # a prompt chunk short of its end: no token
+            if r.num_output == 0:
+                r.first_token_s = end
+            else:
+                st.itl_values.append(end - r.last_token_s)
+                st.itl_weights.append(1)
+            r.last_token_s = end
+            r.num_output += 1
+            if r.num_output >= r.output_len:
+                r.finish_s = end
+                self.waiting.remove(r)  # its blocks went back when it was preempted
+                st.finished.append(r)
+                done += 1
         return done
 
 
