@@ -122,8 +122,13 @@ class MixedStepCost:
                  layout: Layout = ONE_GPU, eff: Efficiency | None = None,
                  quantization: str | None = None, conv_dtype: str | None = None,
                  ssm_dtype: str = "auto", mla_form: MLAForm = MLAForm.absorbed,
-                 graph_sizes: tuple[int, ...] = (), eager_prefill: bool = False) -> None:
+                 graph_sizes: tuple[int, ...] = (), eager_prefill: bool = False,
+                 layers: range | None = None, head: bool = True) -> None:
         self.spec, self.gpu, self.layout = spec, gpu, layout
+        # A pipeline stage's share (kvplan.analysis.simulate.pipeline): only these decoder
+        # layers (None: all), the lm_head only where `head` (the last stage).
+        self.layers, self.head = layers, head
+        span = layers if layers is not None else range(spec.num_hidden_layers)
         self.quantization = quantization
         self.eager_prefill = eager_prefill
         self._launch: dict[tuple[bool, bool], float] = {}
@@ -146,13 +151,13 @@ class MixedStepCost:
         self.decode_pair_flops = (dec.scores + dec.values) / att_tp * heads
         self.prefill_pair_flops = (pre.scores + pre.values) / att_tp * heads
         # Layers running an indexer (IndexCache's skipped ones do not), and its one.
-        indexed = [i for i in range(spec.num_hidden_layers)
+        indexed = [i for i in span
                    if spec.has_attention(i) and self.cost.layer_indexer(i) is not None]
         self.indexer = self.cost.layer_indexer(indexed[0]) if indexed else None
         self.indexer_layers = len(indexed)
         self.kv_row_bytes = attention_token_bytes(spec, kv_dtype, att_tp)
         kinds: dict[tuple[int | None, int | None], int] = {}
-        for i in range(spec.num_hidden_layers):
+        for i in span:
             if not spec.has_attention(i):
                 continue
             window = spec.layer_windows[i] if spec.layer_windows else None
@@ -180,6 +185,8 @@ class MixedStepCost:
         if self.graph_sizes and self.eff.ungraphed_launch_s:
             ops = vllm_ungraphed_ops(spec, layout, quantization)
             self._ungraphed_s = (ops or 0) * self.eff.ungraphed_launch_s
+            if layers is not None:  # a stage launches its layers' share (the count is per model)
+                self._ungraphed_s *= len(layers) / max(1, spec.num_hidden_layers)
         self._padded: dict[int, int] = {}
         if self.graph_sizes:
             size_iter = iter(self.graph_sizes)
@@ -212,8 +219,7 @@ class MixedStepCost:
             frac = self.eff.fp8_attention if ran is GemmMath.fp8 else None
             rate = gpu.peak_flops(ran) * (frac or self.eff.attention)
             self._prefill_scale = self._flops_rate / rate
-            casts = len(in_kv.casts) * sum(map(spec.has_attention,
-                                               range(spec.num_hidden_layers)))
+            casts = len(in_kv.casts) * sum(map(spec.has_attention, span))
             summed = eager_prefill and self.eff.prefill_launch_model == "sum"
             self._cast_s = casts * (self._floor + (self.eff.prefill_launch_s
                                                    if summed else 0.0))
@@ -231,12 +237,23 @@ class MixedStepCost:
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
                              eager_prefill=eager)
 
+    def for_stage(self, layers: range, *, head: bool) -> MixedStepCost:
+        """The same engine stepping only `layers` (a pipeline stage's), the lm_head only
+        where `head` (the last stage): kvplan.analysis.simulate.pipeline."""
+        c = self._common
+        return MixedStepCost(self.spec, self.gpu, kv_dtype=c["kv_dtype"], layout=self.layout,
+                             eff=self.eff, quantization=self.quantization,
+                             conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
+                             mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
+                             eager_prefill=self.eager_prefill, layers=layers, head=head)
+
     def _dense_exact(self, tokens: int, requests: int) -> float:
         key = (tokens, requests)
         hit = self._dense.get(key)
         if hit is None:
             st = step_time(self.spec, self.gpu, tokens=tokens, context=1,
-                           requests=max(1, requests), logits=1, **self._common)
+                           requests=max(1, requests), logits=1, layers=self.layers,
+                           **self._common)
             own = sum(st.by_op.get(name, 0.0) for name in _OWN_OPS)
             if self._per_request_state:
                 own -= st.by_op.get("recurrent_state", 0.0)  # it depends on the requests: kept
@@ -261,7 +278,7 @@ class MixedStepCost:
             else:
                 high = self._dense_exact(lo + GRID_TOKENS, req)
                 base = low + (high - low) * (tokens - lo) / GRID_TOKENS
-        return base + self.head_seconds(requests)
+        return base + (self.head_seconds(requests) if self.head else 0.0)
 
     def launch_seconds(self, tokens: int) -> float:
         """The launch time of an eager prefill step of `tokens` tokens (module docstring): what
@@ -304,7 +321,8 @@ class MixedStepCost:
         if hit is None:
             hit = self._gathered[key] = step_time(
                 self.spec, self.gpu, tokens=tokens, context=1, requests=1, logits=1,
-                gathered=gathered, sum_len=sum_len, **self._common).seconds
+                gathered=gathered, sum_len=sum_len, layers=self.layers,
+                **self._common).seconds
         return hit
 
     def moe_seconds(self, gathered: int, *, sum_len: bool = False, tokens: int = 1) -> float:

@@ -24,6 +24,7 @@ from kvplan.analysis.simulate.hybrid_pool import HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.moe_jit import MoeJitStall, replica_cost
+from kvplan.analysis.simulate.pipeline import PipelineSimulator, pipeline_async, pipelined
 from kvplan.analysis.simulate.sampling import SampledStepCost
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
@@ -101,7 +102,11 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         raise InputError(f"simulate: {rules.display_name}'s scheduler is not modelled "
                          "(--engine vllm, sglang or trtllm)")
     if cap.pp > 1:
-        raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
+        _check_pipeline(rules.scheduler, dp_attention=dp_attention, sampling=sampling,
+                        moe_jit=moe_jit_compile_s is not None,
+                        spec=bool(cap.num_speculative_tokens))
+        async_scheduling = pipeline_async(inputs.spec, version=cap.engine_version, pp=cap.pp,
+                                          asked=async_scheduling)
     if cap.num_speculative_tokens and rules.scheduler is Scheduler.capacity_micro_batch:
         raise InputError("simulate --speculative-method: only vLLM's and SGLang's speculative "
                          "decoding are simulated (--engine vllm or sglang)")
@@ -131,6 +136,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm, frontend_latency_s=frontend_latency_s)
+    if cap.pp > 1:
+        pipe, note = pipelined(sim.cost, inputs.spec, cap.pp, version=cap.engine_version)
+        sim, notes = replace(sim, pipeline=pipe), [*notes, note]
     if api_output or loop:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:
@@ -139,6 +147,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         sim, notes = _with_spec_decode(sim, notes, inputs, acceptance, spec_seed, draft_config)
     host, note = engine_core_stage(rules.scheduler, sim.scheduler.async_scheduling,
                                    engine_core_cpu)
+    if cap.pp > 1:  # between a pipeline's batches: not charged (kvplan.analysis.simulate.pipeline)
+        host, note = None, ""
     sim, notes = replace(sim, engine_core=host), [*notes, note] if host else notes
     if trtllm is not None and trtllm.adp_balance is not None and not dp_attention:
         raise InputError("simulate: attention_dp_config.enable_balance needs --dp-attention")
@@ -165,6 +175,18 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         *notes, f"fused-MoE JIT: {moe_jit_compile_s * 1e3:g} ms a step per Triton compile not "
                 "made at start-up (vLLM 0.15.1 rule, kvplan.engines.vllm.moe_jit; the time is "
                 "the option's)"]
+
+
+def _check_pipeline(scheduler: Scheduler, *, dp_attention: bool, sampling: SamplingParams | None,
+                    moe_jit: bool, spec: bool) -> None:
+    """Refuse --pp > 1 where its pipeline is not simulated: SGLang's and TensorRT-LLM's
+    micro-batches, and vLLM's with the options whose step cost has no stage split."""
+    if scheduler is not Scheduler.mixed_token_budget:
+        raise InputError("simulate --pp above 1: only vLLM's pipeline is simulated (--engine "
+                         "vllm); SGLang's and TensorRT-LLM's micro-batches are not modelled")
+    if dp_attention or sampling is not None or moe_jit or spec:
+        raise InputError("simulate --pp above 1: not simulated with --dp-attention, "
+                         "--generation-config, --moe-jit-compile-ms or --speculative-method")
 
 
 def _check_frontend_latency(latency_s: float | None, *, frontend: bool,
@@ -310,6 +332,9 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool,
     if sim.spec_decode is not None:
         return SpecSimulator(pool, sim.scheduler, replica_step_cost(sim), sim.spec_decode,
                              replica=replica, timeline=timeline)
+    if sim.pipeline is not None:
+        return PipelineSimulator(pool, sim.scheduler, replica_step_cost(sim), sim.pipeline,
+                                 timeline=timeline)
     return Simulator(pool, sim.scheduler, replica_step_cost(sim), timeline=timeline,
                      bulk_decode=bulk_decode)
 

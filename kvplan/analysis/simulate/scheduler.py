@@ -147,6 +147,9 @@ class Simulator:
         while i < len(running) and budget > 0:
             req = running[i]
             n = self._running_tokens(req, budget)
+            if n == 0:  # all its tokens in a batch still in flight (pipeline parallelism)
+                i += 1
+                continue
             fits = pool.allocate(req, n + self.lookahead)
             while not fits:
                 victim = running.pop()
@@ -457,6 +460,23 @@ class Simulator:
         self._record(start, seconds, sum(n for _, n in scheduled) + size)
         return done
 
+    def _execute(self) -> int:
+        """One step on the exact path: scheduled, run (the clock moves to its end) and its
+        tokens given; returns the requests finished (a pipeline's engine core runs batches in
+        flight instead: kvplan.analysis.simulate.pipeline)."""
+        st = self.state
+        scheduled = self.schedule()
+        if not scheduled:
+            head = self.waiting[0]
+            raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
+                             f"the KV pool even alone ({self.pool.usable} blocks)")
+        seconds = self.step_seconds(scheduled)
+        start = st.clock_s
+        st.clock_s = start + seconds
+        done = self._finish_step(scheduled, start, seconds)
+        self._record(start, seconds, sum(n for _, n in scheduled))
+        return done
+
     def run(self, specs: Iterable[RequestSpec], *, concurrency: int | None = None,
             first_id: int = 0) -> SimState:
         """Serve `specs` (in arrival order); `concurrency`: at most this many requests in
@@ -572,17 +592,7 @@ class Simulator:
                     finished(done)
                     continue
                 self._leave_batch()
-            scheduled = self.schedule()
-            if not scheduled:
-                head = self.waiting[0]
-                raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
-                                 f"the KV pool even alone ({self.pool.usable} blocks)")
-            seconds = self.step_seconds(scheduled)
-            start = st.clock_s
-            st.clock_s = start + seconds
-            done = self._finish_step(scheduled, start, seconds)
-            self._record(start, seconds, sum(n for _, n in scheduled))
-            finished(done)
+            finished(self._execute())
         if output is not None:  # the run ends when the client has the last tokens
             st.clock_s = max(st.clock_s, self._last_shown)
         return st

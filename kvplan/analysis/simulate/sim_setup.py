@@ -10,6 +10,7 @@ from kvplan.analysis.simulate.dp_lockstep import Balance
 from kvplan.analysis.simulate.kv_pool import GroupRule
 from kvplan.analysis.simulate.metrics import SimMetrics
 from kvplan.analysis.simulate.moe_jit import MoeJitStall
+from kvplan.analysis.simulate.pipeline import PipelineCost
 from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim
 from kvplan.analysis.simulate.sglang_scheduler import SglangSchedule
 from kvplan.analysis.simulate.sglang_swa import SwaSettings
@@ -48,6 +49,8 @@ class SimSetup:
     engine_core: EngineCoreCost | None = None  # vLLM's host work a step (--engine-core-cpu)
     # vLLM's speculative decoding (`simulate --speculative-method`; None: none).
     spec_decode: SpecDecodeSim | None = None
+    # vLLM's pipeline stages and batch queue (`simulate --pp`; None: one stage).
+    pipeline: PipelineCost | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
