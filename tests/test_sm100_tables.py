@@ -89,3 +89,18 @@ def test_simulator_attention_takes_the_floor() -> None:
         assert cost.attention_seconds([2048] * 8, []) == dec
     finally:
         cost._ctx_floor = None  # step_cost is cached: leave it as built
+
+
+def test_data_file_is_the_tables_fit() -> None:
+    # kvplan/perf/sm100_tables.json is what `python -m tests.benches.b200rule65 fit` writes
+    # from the kernel-table rows alone (no serving row): rebuilt here, it must match.
+    import json
+
+    from tests.benches import b200rule65 as b
+
+    data = json.loads(b.DATA.read_text())
+    grid = b.gemm_grid()
+    assert grid.pop("cases") == 174  # 6 M (512 .. 16,384) x 29 weight shapes
+    assert data["gemm"] == grid
+    assert data["all_reduce_us"] == b.ar_points()
+    assert data["context_floor_us"] == b.floor_points()

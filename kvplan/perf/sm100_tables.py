@@ -18,17 +18,21 @@ not a chosen kernel:
   their throughputs, fraction = 2 M N K / (measured s x 4,500 TFLOPS); bilinear in log2 between
   the points, the edge's outside. The table times vLLM's RowParallelLinear with Fp8Config
   (weight_block_size [128, 128], dynamic activations: collector/vllm/collect_gemm.py), i.e.
-  what vLLM 0.19.0's Fp8LinearMethod dispatches on SM 10.0 in the collector's image: its
-  CUDA block-FP8 dispatcher (model_executor/kernels/linear/scaled_mm, CudaFp8BlockScaledMMKernel
-  as stored in the code index, version not pinned here) takes FlashInfer's DeepGEMM, then
-  DeepGEMM where deep_gemm is installed, then CUTLASS's SM100 blockwise GEMM. Which of these
-  the collector's image had is not recorded (`kernel_source` says vllm_default): the table
-  is vLLM's op at that release, its backend unnamed. Rows below `least_rows` keep the preset's
-  fraction: vLLM replays steps of up to 512 tokens from CUDA graphs, and the table's block-FP8
-  rows were timed without one (SOURCES.md), so its small-M rows hold launches a graph does
-  not pay. Applied to every w8a8 FP8 dense GEMM (the op knows its math, not its scale
-  layout); the same table's per-tensor FP8 rows reach a like fraction at prefill sizes (0.30
-  median against block's 0.33, examples/dense-op-bench.md). The routed experts keep theirs.
+  what vLLM 0.19.0's Fp8LinearMethod dispatches on SM 10.0 in the collector's image. Which
+  backend that was is NOT recorded for 0.19.0 (`kernel_source` vllm_default; the table's
+  collection_meta.yaml says provenance: legacy). Read: vLLM's CUDA block-FP8 dispatcher as
+  stored in the code index (CudaFp8BlockScaledMMKernel, model_executor/kernels/linear/
+  scaled_mm; its release not pinned here) takes FlashInfer's DeepGEMM wrapper, then DeepGEMM
+  where deep_gemm is installed, then CUTLASS's SM100 blockwise GEMM or Triton; aiconfigurator's
+  collector as it stands (095f58a51 collector/vllm/collect_gemm.py:217-231, written for vLLM
+  0.24.0) labels SM 10.x rows by that choice, DeepGEMM at M >= 32. So the table is vLLM's op at
+  that release, most likely DeepGEMM at these M, not established. Rows below `least_rows`
+  keep the preset's fraction: vLLM replays steps of up to 512 tokens from CUDA graphs, and
+  the table's block-FP8 rows were timed without one (SOURCES.md), so its small-M rows hold
+  launches a graph does not pay. Applied to every w8a8 FP8 dense GEMM (the op knows its math,
+  not its scale layout); the same table's per-tensor FP8 rows reach a like fraction at prefill
+  sizes (0.30 median against block's 0.33, examples/dense-op-bench.md). The routed experts
+  keep theirs.
 (b) `all_reduce`: vLLM's TP all-reduce as measured eagerly (`vllm eager` rows: custom
   all-reduce, or its fallback above the custom kernel's size, as vLLM's
   tensor_model_parallel_all_reduce dispatches), seconds by message bytes for 2, 4 and 8 ranks,
