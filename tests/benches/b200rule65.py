@@ -66,9 +66,13 @@ FINDING = (
     "1.79), a quarter on the shaping ones (1.58 -> 1.41), the rest being the API server's "
     "path (aggfaith64 item 4) and what the tables do not hold (the block-FP8 experts' served "
     "kernel, MLA context). NOT made the default here: the rule is met, but "
-    "switching it on for vLLM on B200 moves cost-bench, engine-bench, dense-op / attention-op "
-    "bench pages (whose op comparisons would become the rule's own fit rows) and many "
-    "hand-worked B200 tests, which this session could not redo in its time: the lead's call.")
+    "switching it on (tried: the B200 preset carrying the tables, a CostTraits flag keeping them "
+    "for vLLM only) fails 11 of the 1,158 tests of the B200 test files - the dense-op and "
+    "attention-op bench pages (their kvplan-vs-table comparisons become the rule's own fit "
+    "rows), the earlier findings' tests that price B200 ops against the tables (aggfaith64, "
+    "b200tab64, b200ttft64, b200vllm63, costmodel's Blackwell fraction) and two of this rule's "
+    "own - plus the cost-bench / engine-bench / heavy pages, which this session could not redo "
+    "and re-derive in its time: the lead's call.")
 GPU = "B200"
 VERSION = "0.19.0"
 LEAST_ROWS = 512
