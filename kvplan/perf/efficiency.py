@@ -227,6 +227,9 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   on every SM 9.0 preset): the other publishers' prospective FP8 runs (46) TTFT |error| 44.6 ->
   43.0 %, TPOT 17.1 -> 17.1 %; aiconfigurator's aggregated FP8 rows (249, every 4th) TTFT 38.0 ->
   37.3 %, TPOT 15.2 -> 15.7 % (worse; its 147 held-out rows 13.1 -> 13.1 %): not the default.
+`Efficiency.sm100_tables` (default None; b200rule65) is an OPT-IN rule for a B200 under vLLM:
+block-FP8 dense GEMMs by shape, the eager TP all-reduce and the prefill attention's floor read
+from aiconfigurator's vLLM 0.19.0 B200 kernel tables (kvplan.perf.sm100_tables, its docstring).
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
 `gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.
@@ -256,6 +259,7 @@ from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
 from kvplan.perf.moe_gemm_shape import ExpertsShapeFraction, MoeGemmShape
 from kvplan.perf.mxfp4_experts import Mxfp4ExpertsShape
+from kvplan.perf.sm100_tables import Sm100KernelRates
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.moe_comm import MoeAllToAll
@@ -466,6 +470,10 @@ class Efficiency:
     # OPT-IN (issue 30): the dense (non-expert) FP8 GEMMs' fraction of the FP8 peak, FITTED on
     # measured GEMM tables (FP8_DENSE_GEMM_FIT, module docstring). None: `fp8_gemm`, today's.
     fp8_dense_gemm: float | None = None
+    # OPT-IN (issue 30, b200rule65): B200 rates read from vLLM 0.19.0's kernel tables for the
+    # dense FP8 GEMMs by shape, the TP all-reduce of an eager step and the prefill attention's
+    # floor (kvplan.perf.sm100_tables). None: today's pricing.
+    sm100_tables: Sm100KernelRates | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):

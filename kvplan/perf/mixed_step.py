@@ -68,6 +68,7 @@ from dataclasses import dataclass
 from kvplan._util.dtypes import GemmMath
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import attention_token_bytes
+from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.attention_cost import LOGIT_BYTES, attention_cost, causal_pairs
 from kvplan.perf.attention_kernel import (
@@ -206,6 +207,12 @@ class MixedStepCost:
         self._fp8_rate = gpu.peak_flops(GemmMath.fp8) * self.eff.attention
         self._byte_rate = gpu.hbm_bytes_per_s * self.eff.hbm
         self._floor = self.eff.kernel_floor_s
+        # Opt-in B200 kernel-table floor of a GQA prefill layer's attention, bf16 cache
+        # (kvplan.perf.sm100_tables; roofline.step_time charges the same), by the step's chunk
+        # tokens; None: none.
+        tables = self.eff.sm100_tables
+        self._ctx_floor = tables if tables is not None and kv_dtype == "bf16" and not (
+            isinstance(spec.attention, LatentAttention)) else None
         # A prefill chunk's attention in the KV cache's dtype where the engine's kernel computes
         # so (kvplan.perf.attention_kernel.kv_dtype_kernel: SGLang's trtllm_mla prefill, FP8 on
         # SM 10.x): its FLOPs at that rate, over the bf16 rate; and the casts of q, k and v it
@@ -397,14 +404,19 @@ class MixedStepCost:
         return full
 
     def _layer_seconds(self, dec_pairs: int, pre_pairs: int, rows: int,
-                       decode_factor: float = 1.0, partials: float = 0.0) -> float:
+                       decode_factor: float = 1.0, partials: float = 0.0,
+                       chunk_tokens: int = 0) -> float:
         """One attention layer's kernel over the mix (roofline._Step.op's charge), the decodes'
         FLOPs times the kernel's `decode_factor`; `partials`: the split-KV path's partial bytes
-        (kvplan.perf.split_decode), written by the kernel and read back by its reduce kernel."""
+        (kvplan.perf.split_decode), written by the kernel and read back by its reduce kernel;
+        `chunk_tokens`: the step's prefill tokens (the opt-in B200 floor, `_ctx_floor`)."""
         flops = (dec_pairs * self.decode_pair_flops * decode_factor
                  + pre_pairs * self.prefill_pair_flops * self._prefill_scale)
+        floor = self._floor
+        if self._ctx_floor is not None and chunk_tokens:
+            floor = max(floor, self._ctx_floor.context_floor_s(chunk_tokens))
         core = max(flops / self._flops_rate,
-                   (rows * self.kv_row_bytes + partials) / self._byte_rate, self._floor)
+                   (rows * self.kv_row_bytes + partials) / self._byte_rate, floor)
         if partials:
             core += max(partials / self._byte_rate, self._floor)
         return core
@@ -451,7 +463,7 @@ class MixedStepCost:
                 pre_pairs = sum(n for _, n in parts) * self.slots
             factor = self._decode_factor[(kind.window, single)]
             total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows, factor,
-                                                       partials)
+                                                       partials, sum(n for _, n in parts))
         return total + self.indexer_seconds(decodes, parts)
 
     def indexer_seconds(self, decodes: list[int], chunks: list[tuple[int, int]]) -> float:
@@ -491,7 +503,7 @@ class MixedStepCost:
         for kind in self.kinds:
             factor = self._decode_factor[(kind.window, single)]
             attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor,
-                                                           partials)
+                                                           partials, tokens - decodes)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
         return (self.dense_seconds(tokens, decodes + len(chunks)) + attention + launch
                 + self.ungraphed_seconds(tokens))

@@ -196,6 +196,14 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         kv_layer = heads * (att.qk_nope_head_dim + att.qk_rope_head_dim + att.v_head_dim) * (
             2 if kv_dtype in ("bf16", "fp16") else 1 if kv_dtype in ("fp8", "int8") else 4)
     attn_link = link(layout, gpu, att_tp)  # the attention-TP group (the TP group without DP)
+    # Opt-in B200 kernel-table rates (kvplan.perf.sm100_tables): the TP all-reduce of an eager
+    # step, a GQA prefill's attention floor (bf16 cache).
+    tables = eff.sm100_tables
+    tp_ar = tables.all_reduce_s(att_tp, tokens * spec.hidden_size * 2, tokens) if (
+        tables is not None) else None
+    ctx_floor = tables.context_floor_s(tokens) if (
+        tables is not None and phase == "prefill" and kv_dtype == "bf16"
+        and not isinstance(spec.attention, LatentAttention)) else None
     # Tokens entering a MoE layer across the ranks that share its experts: every
     # data-parallel rank's (`Layout.dp_ranks`: the DP-attention ranks, or the TP groups an EP
     # wider than TP spans, vLLM's EP = TP x DP), as many as this rank's (balanced or padded).
@@ -300,7 +308,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 s.op("mla_up_proj", flops=up_flops, nbytes=up_bytes)
                 kv_read += up_bytes
             s.op("attention", flops=tokens * core, nbytes=kv_read + partials, attention=True,
-                 math=att_math)
+                 math=att_math, least_s=None if ctx_floor is None else max(
+                     ctx_floor, eff.kernel_floor_s))
             if partials:
                 # The split path's reduce kernel reads the partials back (split_decode).
                 s.op("attention", flops=0.0, nbytes=partials, attention=True, math=att_math)
@@ -323,8 +332,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 # fp32 sums of squares of q and k, one each per token
                 s.collective("qk_norm_all_reduce", attn_link.all_reduce_s(att_tp, tokens * 2 * 4))
             if not in_gather:
-                s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp,
-                                                                     tokens * h * act_bytes))
+                s.collective("tp_all_reduce", tp_ar if tp_ar is not None else
+                             attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
         if spec.has_recurrent(i):
             assert spec.recurrent is not None and state is not None
             # The projections (in_proj .. out_proj: GEMMs over the mixer's weights), then the
@@ -429,9 +438,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                     s.collective("dp_gather_all_gather", part)
                     s.collective("dp_gather_reduce_scatter", part)
         if (lp.mlp or lp.routed_experts) and not spec.has_attention(i):
-            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+            s.collective("tp_all_reduce", tp_ar if tp_ar is not None else
+                         attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
         if spec.has_attention(i) and not in_gather:
-            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+            s.collective("tp_all_reduce", tp_ar if tp_ar is not None else
+                         attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
     rows = requests if logits is None else logits
     head = counts.lm_head or counts.embedding
     # The split lm_head runs on every DP rank's logit rows (step_comm, `logits gather`).

@@ -69,6 +69,11 @@ class _Step:
             frac = self.eff.fp8_gemm
         if ran is GemmMath.fp8 and not (attention or expert_rows) and self.eff.fp8_dense_gemm:
             frac = self.eff.fp8_dense_gemm  # opt-in: dense FP8 GEMMs' fitted fraction
+        tables = self.eff.sm100_tables
+        if tables is not None and ran is GemmMath.fp8 and rows and flops and not (
+                attention or expert_rows):
+            # Opt-in (kvplan.perf.sm100_tables): B200 vLLM's table by M and N x K per kernel.
+            frac = tables.gemm_fraction(rows, flops / (2 * rows) / kernels) or frac
         if expert_rows:
             frac = self.eff.experts_fraction(ran, expert_rows, frac, fp8_fit,
                                              0 if mma_sync else mxfp4_width)
