@@ -18,6 +18,8 @@ from kvplan.analysis.disagg_ratio import PrefillBatching, RatioPlan, RatioTarget
 from kvplan.analysis.launch import command_text, launch_for
 from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict, prefill_step_ms
 from kvplan.analysis.plan_types import Candidate, Layout, PlanRequest
+from kvplan.analysis.simulate.engine_core import RoleHost
+from kvplan.analysis.simulate.engine_core import role_host as engine_core_role_host
 from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.stages import pp_layer_ranges
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, Scheduler
@@ -64,6 +66,9 @@ class DisaggRequest:
     cost_rules: Any = None
     # The decode launch's --scheduler-recv-interval (SGLang's; 1: its default, every step).
     scheduler_recv_interval: int = 1
+    # vLLM's engine-core host work in each role's steps, as `kvplan simulate --engine-core-cpu`
+    # (kvplan.analysis.simulate.engine_core.role_host; None: charged for vLLM).
+    engine_core_cpu: bool | None = None
 
     @property
     def context(self) -> int:
@@ -203,17 +208,29 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
     return replace(launch, env=launch.env + env) if env else launch
 
 
+def role_host(req: DisaggRequest) -> RoleHost:
+    """The engine core's host stage of both roles' steps, as `kvplan simulate` charges it for
+    the engine and release (kvplan.analysis.simulate.engine_core.role_host)."""
+    return engine_core_role_host(req.engine.rules.scheduler, req.engine_version,
+                                 req.engine_core_cpu)
+
+
 def role_times(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: int
                ) -> tuple[float | None, float | None]:
     """(prefill ms of one I-token prompt, TPOT ms at `batch` requests per attention rank at the
     mean decode context I + O / 2) from the time model (kvplan.perf), or None where it does not
-    model the layout (pipeline stages)."""
+    model the layout (pipeline stages). Each is one engine step's (the prompt's, one request; a
+    decode step's, `batch` requests a rank's engine core schedules, over its tokens per
+    request): its GPU time with the engine core's host work (`role_host`)."""
     lay = cand.layout
+    host = role_host(req)
     prefill = predict(spec, _role_request(req, lay.replicas), replace(cand, context=req.input_len))
     decode = predict(spec, _role_request(req, batch * lay.replicas),
                      replace(cand, context=req.input_len + req.output_len // 2))
-    return (prefill.ttft_ms if prefill is not None else None,
-            decode.tpot_ms if decode is not None else None)
+    # TPOT: the step's time over the tokens a request gains a step (speculative decoding).
+    return (host.step_s(prefill.ttft_ms / 1e3, 1) * 1e3 if prefill is not None else None,
+            host.step_s(decode.decode_step_ms / 1e3, batch) * 1e3 / decode.tokens_per_step
+            if decode is not None else None)
 
 
 def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
@@ -259,9 +276,15 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     p_req = _role_request(req, prefill.layout.replicas)
     p_cand = replace(prefill, context=req.input_len)
 
+    host = role_host(req)
+
     @cache
     def step_ms(tokens_: int, prompts: int) -> float | None:
-        return prefill_step_ms(spec, p_req, p_cand, prompts=prompts, tokens=tokens_)
+        # The step's GPU time with the engine core's host work over its `prompts` (the
+        # simulation's prompts finishing in the step, at least 1: a prompt chunk that goes on
+        # beside finishing ones is not counted, one request's 12 us).
+        ms = prefill_step_ms(spec, p_req, p_cand, prompts=prompts, tokens=tokens_)
+        return host.step_s(ms / 1e3, prompts) * 1e3 if ms is not None else None
 
     admission = decode_admission_of(req, decode)
     # Where the decode rank admits by its own rule, that rule bounds its running batch (its

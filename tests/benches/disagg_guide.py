@@ -9,6 +9,7 @@ import os
 from typer.testing import CliRunner
 
 from kvplan.cli import app
+from kvplan.engines.vllm.engine_core import VLLM_ENGINE_CORE_COST as _HOST
 from kvplan.hardware.kv_links import get_kv_link, kv_link_names
 
 runner = CliRunner()
@@ -213,6 +214,11 @@ def main() -> None:
         "- A prefill worker serves one I-token prompt per prefill time on each replica; TTFT = "
         "M/D/1 queue + prefill + handover. `--slo-ttft-ms` adds prefill workers until it holds; "
         "`--slo-tpot-ms` rules out decode batches that miss it.",
+        "- With vLLM, each prefill and decode step also carries the engine core's host work, "
+        f"as `kvplan simulate` charges it ({_HOST.s_per_step * 1e6:.1f} us + "
+        f"{_HOST.s_per_request * 1e6:.2f} us per scheduled request): after "
+        "the GPU step before 0.14 (synchronous scheduling), beside it from 0.14 (async "
+        "scheduling, the default with a KV connector too: the longer of the two).",
         "- The handover, with vLLM's NixlConnector or MooncakeConnector (the scheduler's flow, "
         "vllm/v1/core/sched/scheduler.py): the decode "
         "worker posts the reads (Mooncake: its block ids, for the prefill to write) as a step "
