@@ -5,6 +5,8 @@ step launches only the ops outside the graphs (kvplan.perf.op_counts.graph_prefi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kvplan import load_spec
@@ -150,3 +152,49 @@ def test_sm100_trtllm_moe_turns_it_off() -> None:
         assert not graph_prefill_applies(eff, spec, b200, Layout(tp=8), 1000)
         assert graph_prefill_applies(eff, spec, h200, Layout(tp=8), 1000)
     assert graph_prefill_applies(eff, load_spec("minimax-m2"), GB300, Layout(tp=2), 1000)
+
+
+def test_sm100_trtllm_moe_rule_ends_at_0_5_13() -> None:
+    # The flashinfer_trtllm / flashinfer_mxfp4 rule is last in 0.5.12 (server_args.py
+    # :3172-3186); 0.5.13's _handle_piecewise_cuda_graph (:1342-1380) has no MoE-runner
+    # condition: the graphs stay on for Qwen3 MoE bf16 on B200 from 0.5.13.
+    b200 = get_gpu("B200")
+    qwen = load_spec("tests/data/configs/qwen3-30b-a3b.json")  # Qwen3MoeForCausalLM, bf16
+    for version, on in (("0.5.12", False), ("0.5.13", True), ("0.5.16", True)):
+        eff = engine_efficiency("sglang", version=version)
+        assert graph_prefill_applies(eff, qwen, b200, Layout(tp=8), 1000) is on
+
+
+@pytest.mark.parametrize("config", ["qwen3.5-35b-a3b", "qwen3.5-27b"])
+def test_qwen3_5_validated_from_0_5_16(config: str) -> None:
+    # model_config.py:1785-1788 (0.5.16): Qwen3_5(Moe)ForConditionalGeneration keep the
+    # breakable prefill graph though multimodal (server_args.py:3801-3805); 0.5.15 turns it off
+    # for every multimodal model (server_args.py:3374). On H200 and on B200 (no MoE-runner
+    # rule from 0.5.13).
+    spec = load_spec(f"tests/data/configs/{config}.json")
+    assert spec.recurrent is not None  # Gated DeltaNet layers
+    for gpu in (get_gpu("H200"), get_gpu("B200")):
+        for version, on in (("0.5.15", False), ("0.5.16", True)):
+            eff = engine_efficiency("sglang", version=version)
+            assert graph_prefill_applies(eff, spec, gpu, Layout(), 8192) is on
+    # Another multimodal architecture (Qwen3-VL MoE) stays eager at 0.5.16.
+    eff = engine_efficiency("sglang", version="0.5.16")
+    renamed = replace(spec, architectures=("Qwen3VLMoeForConditionalGeneration",))
+    assert not graph_prefill_applies(eff, renamed, get_gpu("H200"), Layout(), 8192)
+
+
+def test_graph_ops_qwen3_5_35b_a3b() -> None:
+    # Worked by hand: Qwen3.5-35B-A3B has 40 layers, every 4th full attention (10) and 30
+    # Gated DeltaNet layers. The step launches the 6 buffer copies; per attention layer its
+    # split op (3) + one graph launch = 40; per GDN layer the backend's forward_extend ops
+    # (1 prefix test + 2 conv + 1 gating + 1 state gather + 13 chunk_gated_delta_rule + 1
+    # state scatter = 19) + the copy into the graph's buffer (1) + one graph launch = 21, x 30
+    # = 630; the last piece's launch (1); the lm_head at TP 1 (1): 6 + 40 + 630 + 1 + 1 = 678.
+    spec = load_spec("tests/data/configs/qwen3.5-35b-a3b.json")
+    assert graph_prefill_ops(spec, Layout(), SGLANG_PIECEWISE_PREFILL) == 678
+    # At 67 us an op: 678 x 67 us = 45.4 ms where the eager step launches every op.
+    eff = engine_efficiency("sglang", version="0.5.16")
+    assert prefill_launch_ops(spec, get_gpu("B200"), Layout(), 8192, eff) == 678
+    assert (prefill_launch_ops(spec, get_gpu("B200"), Layout(), 8192,
+                               engine_efficiency("sglang", version="0.5.15"))
+            == eager_prefill_ops(spec, Layout(), gpu=get_gpu("B200")))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kvplan._util.versions import version_key
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
 
@@ -29,3 +30,31 @@ class PrefillGraph:
     # The engine's own further rule: True where it turns the graphs off for this model on this
     # GPU (SGLang: a MoE runner it picks by default that the graphs do not take).
     turned_off: Callable[[ModelSpec, GPU], bool] | None = None
+    turned_off_before: str | None = None  # the first release without that rule (None: every)
+    # Architectures whose decoder prefill the engine validated for capture from release
+    # `validated_since` on although they are multimodal (the vision tower runs eagerly outside
+    # the graphs) and, where they have them, with their recurrent mixers as split ops, each
+    # launching its attention backend's ops eagerly (kvplan.perf.op_counts.graph_prefill_ops).
+    validated_architectures: frozenset[str] = frozenset()
+    validated_since: str | None = None
+    # Ops a recurrent split op launches besides its backend's: the copy of its output into the
+    # graph's buffer.
+    recurrent_split_copy_ops: int = 0
+
+    def validated(self, spec: ModelSpec, version: str | None) -> bool:
+        """Whether release `version` captures `spec`'s prefill as a validated architecture
+        (config.json's `architectures`); None, no release named: not."""
+        if self.validated_since is None or version is None:
+            return False
+        return (bool(self.validated_architectures.intersection(spec.architectures))
+                and version_key(version) >= version_key(self.validated_since))
+
+    def is_turned_off(self, spec: ModelSpec, gpu: GPU, version: str | None) -> bool:
+        """The engine's `turned_off` rule for `spec` on `gpu` at release `version` (None: no
+        release named, the rule applies)."""
+        if self.turned_off is None:
+            return False
+        if (self.turned_off_before is not None and version is not None
+                and version_key(version) >= version_key(self.turned_off_before)):
+            return False
+        return self.turned_off(spec, gpu)

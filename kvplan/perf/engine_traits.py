@@ -15,7 +15,7 @@ from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from kvplan.perf.layout import Layout
 from kvplan.perf.moe_gemm_shape import engine_shape
-from kvplan.perf.op_counts import eager_prefill_ops, graph_prefill_ops
+from kvplan.perf.op_counts import eager_prefill_ops, graph_prefill_ops, recurrent_mixer_ops
 from kvplan.perf.trtllm_ops import trtllm_eager_prefill_ops
 
 
@@ -45,18 +45,25 @@ def graph_prefill_applies(eff: Efficiency, spec: ModelSpec, gpu: GPU, layout: La
     """Whether a prefill step of `tokens` tokens replays `eff`'s piecewise CUDA graphs
     (kvplan.engines.sglang.prefill_graph names the lines): on a CUDA GPU, without DP attention
     or an expert-parallel all-to-all, for an architecture not turned off (by name, or by the
-    engine's `turned_off` rule for the model on this GPU), not multimodal and with no
-    recurrent layers (their split ops are not counted: the eager count stays), and for steps
-    of 1 to `mla_max_tokens` tokens on an MLA model (others: any step of at least one token,
-    each at most the chunked prefill size the graphs are captured up to)."""
+    engine's `turned_off` rule for the model on this GPU at `eff`'s release), not multimodal
+    and with no recurrent layers (their split ops are not counted: the eager count stays)
+    unless the release validated the architecture (PrefillGraph.validated: a multimodal one's
+    decoder, its recurrent layers too where their mixer's backend ops are counted,
+    kvplan.perf.op_counts.RecurrentMixerOps.backend_ops), and for steps of 1 to
+    `mla_max_tokens` tokens on an MLA model (others: any step of at least one token, each at
+    most the chunked prefill size the graphs are captured up to)."""
     graph = eff.prefill_graph
     if graph is None or gpu.platform != "cuda" or layout.dp_attention or layout.ep > 1:
         return False
     if graph.disabled_architectures.intersection(spec.architectures):
         return False
-    if spec.vision is not None or spec.recurrent is not None:
+    validated = graph.validated(spec, eff.engine_version)
+    if spec.vision is not None and not validated:
         return False
-    if graph.turned_off is not None and graph.turned_off(spec, gpu):
+    if spec.recurrent is not None and not (
+            validated and recurrent_mixer_ops(spec.recurrent).backend_ops() is not None):
+        return False
+    if graph.is_turned_off(spec, gpu, eff.engine_version):
         return False
     mla = isinstance(spec.attention, LatentAttention)
     return 0 < tokens and (not mla or tokens <= graph.mla_max_tokens)

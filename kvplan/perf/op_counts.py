@@ -201,6 +201,11 @@ class RecurrentMixerOps:
     def extend_ops(self, spec: ModelSpec, *, tp: int, fp8: bool) -> int:
         return 5
 
+    def backend_ops(self) -> int | None:
+        """Ops its attention backend's forward_extend launches (what a prefill CUDA graph leaves
+        eager at the mixer's split op); None: not counted."""
+        return None
+
 
 class GatedDeltaNetOps(RecurrentMixerOps):
     """Qwen3-Next's Gated DeltaNet, read at SGLang 0.5.6 (the release of the bench's Qwen3-Next
@@ -227,17 +232,19 @@ class GatedDeltaNetOps(RecurrentMixerOps):
         # in fix_query_key_value_ordering, q and k in `x.reshape(x.shape[0], -1)`); then
         # torch.cat((q, k, v)).
         split = (6 if rec.num_key_heads // tp > 1 else 0) + 1
-        # GDNAttnBackend.forward_extend: `extend_prefix_lens > 0` (1); causal_conv1d_fn
-        # (mamba/causal_conv1d.py: `x.contiguous()` of the transposed (dim, T) input, then
-        # sgl_kernel causal_conv1d_fwd: 2); fused_gdn_gating (fla/fused_gdn_gating.py, one
-        # Triton kernel); `ssm_states[cache_indices]` (a gather, 1); chunk_gated_delta_rule
-        # (below); `ssm_states[cache_indices] = last_recurrent_state` (1). The `.to(ssm dtype,
-        # copy=False)` before it launches nothing at SGLang's default --mamba-ssm-dtype
-        # float32 (server_args.py), the dtype fla returns the final state in.
-        backend = 1 + 2 + 1 + 1 + self.chunk_ops() + 1
         # RMSNormGated (fla/layernorm_gated.py: one Triton kernel on contiguous inputs),
         # out_proj (g; reduce_results=False: the layer's communicator all-reduces).
-        return proj + split + backend + 1 + g
+        return proj + split + self.backend_ops() + 1 + g
+
+    def backend_ops(self) -> int:
+        """GDNAttnBackend.forward_extend: `extend_prefix_lens > 0` (1); causal_conv1d_fn
+        (mamba/causal_conv1d.py: `x.contiguous()` of the transposed (dim, T) input, then
+        sgl_kernel causal_conv1d_fwd: 2); fused_gdn_gating (fla/fused_gdn_gating.py, one
+        Triton kernel); `ssm_states[cache_indices]` (a gather, 1); chunk_gated_delta_rule
+        (`chunk_ops`); `ssm_states[cache_indices] = last_recurrent_state` (1). The `.to(ssm
+        dtype, copy=False)` before it launches nothing at SGLang's default --mamba-ssm-dtype
+        float32 (server_args.py), the dtype fla returns the final state in."""
+        return 1 + 2 + 1 + 1 + self.chunk_ops() + 1
 
     @staticmethod
     def chunk_ops() -> int:
@@ -361,9 +368,18 @@ def graph_prefill_ops(spec: ModelSpec, layout: Layout, graph: PrefillGraph) -> i
     replays `graph`'s piecewise CUDA graphs (kvplan.engines.sglang.prefill_graph reads them):
     the static buffers' copies (`prepare_ops`), per attention layer its eager split op
     (`attention_split_ops`: KV write, attention, the copy into the graph's buffer) and one graph
-    launch, one more graph launch for the last piece, then the lm_head (+ its all-gather under
-    TP) outside the graph."""
+    launch, per recurrent layer (a validated architecture's: PrefillGraph.validated) its split
+    op (the mixer's backend ops, RecurrentMixerOps.backend_ops, and
+    `recurrent_split_copy_ops`) and one graph launch, one more graph launch for the last
+    piece, then the lm_head (+ its all-gather under TP) outside the graph."""
     check_layout(spec, layout)
     attention = sum(map(spec.has_attention, range(spec.num_hidden_layers)))
     head = 1 + (1 if layout.attention_tp > 1 else 0)
-    return graph.prepare_ops + attention * (graph.attention_split_ops + 1) + 1 + head
+    recurrent = 0
+    if spec.recurrent is not None:
+        backend = recurrent_mixer_ops(spec.recurrent).backend_ops()
+        if backend is not None:
+            layers = sum(map(spec.has_recurrent, range(spec.num_hidden_layers)))
+            recurrent = layers * (backend + graph.recurrent_split_copy_ops + 1)
+    return (graph.prepare_ops + attention * (graph.attention_split_ops + 1) + recurrent + 1
+            + head)

@@ -41,7 +41,34 @@ from the pip wheels (sglang==X, sglang/srt/):
   lm_head and, under TP, its all-gather). Not modelled: a recurrent mixer's split op (Mamba /
   linear attention layers keep the eager count) and the MLA prefill's switch to the absorbed
   path under the graph ("Piecewise CUDA graph is enabled, use MLA for prefill", :1598-1600),
-  which changes the GPU time, not the launches."""
+  which changes the GPU time, not the launches.
+- The flashinfer_trtllm / flashinfer_mxfp4 rule above is last in 0.5.12 (server_args.py
+  :3172-3186, "bypassed topk is incompatible with torch.compile"); 0.5.13's
+  `_handle_piecewise_cuda_graph` (server_args.py:1342-1380) has no MoE-runner condition, nor
+  0.5.14-0.5.16's (0.5.16 :3688-3760 `_disable_tc_piecewise_cudagraph_if_incompatible`,
+  :3762-3815 `_disable_breakable_cudagraph_if_incompatible`): `turned_off_before` 0.5.13.
+- Qwen3.5 (`Qwen3_5ForConditionalGeneration`, `Qwen3_5MoeForConditionalGeneration`: multimodal,
+  with Gated DeltaNet layers), read from the pip wheels 0.5.15 and 0.5.16 (sglbw65, issue 30):
+  0.5.15 makes the breakable CUDA graph (segments between eager break points, no
+  torch.compile) the prefill default on CUDA (model_executor/cuda_graph_config.py:95-101
+  `default_prefill_backend`) and turns it off for every multimodal model (server_args.py:3374
+  0.5.15, "multimodal model"). 0.5.16 keeps it for the architectures of
+  `multimodal_breakable_cuda_graph_supported_model_archs` (configs/model_config.py:1785-1788
+  0.5.16: exactly these two; :463-468 `is_multimodal_breakable_cuda_graph_supported`),
+  "Multimodal prefill replay faults under BCG; allowlisted archs opt back in"
+  (server_args.py:3801-3805 0.5.16; the default at cuda_graph_config.py:95-104). A text-only
+  batch replays it (model_executor/runner/prefill_cuda_graph_runner.py:675-720 `can_run_graph`:
+  eager with input embeddings, a prefix under an MLA model's MHA companion layers, return
+  logprob without the eager tail, or above the largest captured size, by default the chunked
+  prefill size, server_args.py:4014-4024 0.5.16). Each full-attention layer breaks as before
+  (layers/radix_attention.py:235-236, :401 `breakable_unified_attention_with_output =
+  eager_on_graph(True)`); each linear-attention layer breaks at
+  `bcg_unified_linear_attention_with_output` (layers/radix_linear_attention.py:96-103, :159),
+  which runs the backend's forward_extend eagerly and copies its output into the graph's buffer
+  (:154, one op: `recurrent_split_copy_ops`). The backend's ops are GatedDeltaNetOps's count
+  (kvplan.perf.op_counts), read at 0.5.6: 0.5.16's layers/attention/linear/gdn_backend.py
+  :445-653 forward_extend (a fused q/k/v split kernel, the state gathers only for a strided
+  pool) was not re-counted; the 0.5.6 count stands in."""
 
 from __future__ import annotations
 
@@ -92,4 +119,8 @@ SGLANG_PIECEWISE_PREFILL = PrefillGraph(
     disabled_architectures=frozenset({
         "DeepseekV32ForCausalLM", "Qwen3NextForCausalLM", "GlmMoeDsaForCausalLM",
         "BailingMoeV2_5ForCausalLM", "LLaDAModelLM"}),
-    mla_max_tokens=2048, attention_split_ops=3, prepare_ops=6, turned_off=_sm100_trtllm_moe)
+    mla_max_tokens=2048, attention_split_ops=3, prepare_ops=6, turned_off=_sm100_trtllm_moe,
+    turned_off_before="0.5.13",
+    validated_architectures=frozenset({"Qwen3_5ForConditionalGeneration",
+                                       "Qwen3_5MoeForConditionalGeneration"}),
+    validated_since="0.5.16", recurrent_split_copy_ops=1)
