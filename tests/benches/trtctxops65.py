@@ -33,10 +33,22 @@ kvplan's price summed over the step:
 - The eager launch (no CUDA graph for a step holding a context request; every op from Python,
   67 us each, kvplan.perf.trtllm_ops): prefill_launch 105.7.
 
-What it showed (trtctxops65; the rule committed before any replay): small_kernels 2.6 -> 51.4 ms,
-the two-prompt step 580.8 -> 629.6 ms of the ~700 measured; what is left (~70 ms) is not in the
-code read: the kernels' own rates (aiconfigurator's tables, trtctx62) and host time between
-steps.
+What it showed (trtctxops65; the rule committed at 0eea96a2 before any replay): small_kernels
+2.6 -> 51.4 ms, the two-prompt step 580.8 -> 629.6 ms of the ~700 measured; what is left
+(~70 ms) is not in the code read: the kernels' own rates (aiconfigurator's tables, trtctx62)
+and host time between steps. Replayed (tests.benches.disagg_trtllm_hopper, every row read
+before by trtttft61 / trtctx62: SHAPED, none held out), TTFT median ratio kvplan / measured
+and rows with TTFT inside [0.75, 1.33], before -> after: H100 FP8 (8) 0.81 -> 0.82, 5 -> 5;
+H200 FP8 (25) 0.78 -> 0.87, 10 -> 10; B200 FP8 (18) 0.65 -> 0.70, 6 -> 7; TPOT medians
+unchanged (0.86, 0.93, 0.92). The H200 TP 8 EP 8 8k rows move most (cfg675 c128 0.37 -> 0.44,
+cfg679 c768 0.37 -> 0.66, cfg673 c512 0.83 -> 1.02, cfg301 c48 0.88 -> 1.05).
+Section 3j whole (`python -m tests.benches.disagg_trtllm`, 123 rows, all read before: SHAPED;
+before = examples/disagg-bench.md at 38738b15): both inside 56 -> 61, TTFT 63 -> 67, TPOT
+98 -> 97, median TTFT 0.86 -> 0.91, TPOT 1.07 -> 1.06; by group (both; TTFT median): b200 fp4
+9 -> 10, 1.09 -> 1.14; b200 fp8 6 -> 7, 0.65 -> 0.70; gb200 fp4 8 -> 8, 0.99 -> 1.04 (TPOT
+15 -> 14); gb200 fp8 5 -> 5, 0.82 -> 0.87; gb300 fp4 6 -> 7, 1.10 -> 1.10; gb300 fp8 7 -> 9,
+1.08 -> 1.08; h100 fp8 5 -> 5; h200 fp8 10 -> 10, 0.78 -> 0.87. The aggregated TensorRT-LLM
+rows (aiconfig_agg_parts --trt-prefill) could not be replayed on the shared host in time.
 """
 
 from __future__ import annotations
