@@ -93,6 +93,7 @@ from __future__ import annotations
 
 import itertools
 
+from kvplan.engines.cost_traits import PrefillOpCount
 from kvplan.engines.moe_kernel import MXFP4_EXPERTS
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
@@ -137,6 +138,12 @@ from kvplan.perf.router_cost import fp32_router
 from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
 from kvplan.perf.step_comm import _logits_gather, _vocab_gather
 from kvplan.perf.step_ops import OpTime, StepTime, _indexer_ops, _projection_kernels, _Step
+from kvplan.perf.trtllm_bytes import (
+    attention_kernel_bytes,
+    mlp_kernel_bytes,
+    norm_bytes,
+    separate_norm,
+)
 from kvplan.perf.weight_bytes import bytes_per_param
 from kvplan.weights.params import count_params, recurrent_params
 
@@ -262,6 +269,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # The routed experts' format per layer, where the fused MoE kernel may run (below).
     expert_fmt = routed_expert_formats(spec, chosen, quantization) if (
         spec.moe is not None and eff.moe_kernel is not None) else {}
+    # TensorRT-LLM's context step: its small kernels move their bytes (kvplan.perf.trtllm_bytes;
+    # each charged beyond the floor it already costs below).
+    ctx_bytes = phase == "prefill" and eff.prefill_op_count is PrefillOpCount.trtllm
+    own_norm = ctx_bytes and separate_norm(h, tokens, att_tp)
     for i in chosen:
         lp = counts.layers[i]
         s.fixed("layer_overhead", eff.layer_overhead_s)
@@ -334,6 +345,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             if not in_gather:
                 s.collective("tp_all_reduce", tp_ar if tp_ar is not None else
                              attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+            for b in attention_kernel_bytes(spec, att_tp=att_tp, math=math["attention"],
+                                            norm=own_norm) if ctx_bytes else ():
+                s.over_floor("small_kernels", tokens * b)
         if spec.has_recurrent(i):
             assert spec.recurrent is not None and state is not None
             # The projections (in_proj .. out_proj: GEMMs over the mixer's weights), then the
@@ -358,6 +372,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.op("mlp", flops=mlp_tokens * 2 * lp.mlp / mlp_tp,
                  nbytes=lp.mlp * bpp_mlp["dense_mlp"], math=math["dense_mlp"], kernels=2,
                  rows=mlp_tokens)
+        if ctx_bytes:
+            for b in mlp_kernel_bytes(spec, mlp_params=0 if folded else lp.mlp, mlp_tp=mlp_tp,
+                                      math=math["dense_mlp"]):
+                s.over_floor("small_kernels", mlp_tokens * b)
+            if own_norm:
+                s.over_floor("small_kernels", tokens * norm_bytes(spec))
         if lp.routed_experts and spec.moe is not None:
             moe = spec.moe
             n, k = moe.n_routed_experts, moe.num_experts_per_tok
