@@ -426,6 +426,11 @@ class HybridPool:
                 alloc[g] = len(row)
             self._cache(req, hold, min(slots, req.num_tokens))
             return True
+        return self._allocate(req, new_tokens, hit, admission)
+
+    def _allocate(self, req: HybridRequest, new_tokens: int, hit: Hit | None,
+                  admission: bool) -> bool:
+        """`allocate`'s general path (a new request, a hit or the admission check)."""
         hit_tokens = self.hit_tokens(hit)
         if admission and self.blocks_needed(req, req.num_tokens, hit=hit,
                                              admission=True) > self.num_free:

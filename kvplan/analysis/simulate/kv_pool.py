@@ -205,6 +205,11 @@ class KVPool:
         allocate, summed over the groups); `admission`: the whole-sequence check's count."""
         if not (hit_blocks or evictable or admission) and any(req.alloc):
             return self._running_need(req.alloc, slots)
+        return self._blocks_needed(req, slots, hit_blocks, evictable, admission)
+
+    def _blocks_needed(self, req: PoolRequest, slots: int, hit_blocks: int, evictable: int,
+                       admission: bool) -> int:
+        """`blocks_needed`'s general count (any request, hit or admission check)."""
         need = evictable
         new_request = not any(req.alloc)
         for g, rule in enumerate(self.groups):
@@ -249,6 +254,11 @@ class KVPool:
         `hit`); False, with nothing taken, when the pool is short (allocate_slots -> None)."""
         if not hit and not admission and any(req.alloc):
             return self._grow(req, new_tokens)
+        return self._allocate(req, new_tokens, hit, admission)
+
+    def _allocate(self, req: PoolRequest, new_tokens: int, hit: list[list[object]] | None,
+                  admission: bool) -> bool:
+        """`allocate`'s general path (any request, hit or admission check)."""
         hit = hit or []
         hit_tokens = len(hit) * self.groups[0].block_size if hit else 0
         computed = req.num_computed + hit_tokens
