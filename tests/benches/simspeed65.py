@@ -12,6 +12,19 @@ Each case's dump holds every simulate call's SimMetrics (dataclasses.asdict) and
 request's (rid, sent_s, first_token_s, finish_s, last_token_s, num_output, preemptions) in the
 order returned, floats as Python's repr writes them (exact), and the row's Replay / Result.
 
+Where the time went (cProfile of each case at main 38738b15): SGLang's page-size-1 token pool
+with the radix cache on (Qwen3.5-397B, DeepSeek-R1): a block object per token, created, evicted
+from the LRU one by one (each eviction told to the mamba radix tree) and returned one by one at
+a finish (KVPool._new_blocks / free: about 60 % of the profile), and Python's cyclic GC over the
+millions of live blocks (gc off: 16.1 -> 10.7 s on sgl-qwen35-fp8-8k-c128); SGLang's decode steps
+that `_decode_run` cannot take (a queue waiting, or pages above one token: GLM-5, the prospective
+Qwen3.5-27B) and vLLM's hybrid pools (gpt-oss's sliding + full, Qwen3-Next's full + state),
+which take the exact per-request path: KVPool / HybridPool.allocate, blocks_needed and
+release_skipped once per running request per step (about 60 - 70 %).
+
+Measured (simspeed65, CPU s of the simulate calls, min of 3 unless said, base = main 38738b15
+and this branch interleaved on the shared 2-core host): see MEASURED; every dump byte-identical.
+
 Run: python -m tests.benches.simspeed65 dump DIR [CASE ...] | time [CASE ...] [--repeat N]
 | profile CASE OUT.prof | list
 """
@@ -62,6 +75,27 @@ PROSPECTIVE = {
                                    "random 8192/1024 conc 1024 (2048 prompts)"),
     "prosp-vllm-qwen3next-c256": ("prospective53b.json", None),  # its one run
 }
+
+
+# Measured at this branch's freeze (simspeed65): CPU s of the simulate calls, min of 3,
+# base (main 38738b15) -> this branch, interleaved on the loaded shared 2-core host; every
+# case's dump byte-identical to the base's.
+MEASURED = {
+    "sgl-qwen35-fp8-8k-c128": (17.37, 15.91),
+    "sgl-dsr1-8k-c64": (7.84, 7.60),
+    "sgl-glm5-1k-c128": (4.30, 2.31),
+    "sgl-qwen35-1k8k-c16": (2.06, 1.91),
+    "vllm-gptoss-1k-c128": (4.58, 3.80),
+    "vllm-gptoss-1k8k-c16": (5.24, 4.23),
+    "vllm-minimax-8k-c128": (1.38, 1.30),
+    "vllm-minimax-nightly-1k-c128": (1.69, 1.61),
+    "prosp-sgl-qwen35-27b-c1024": (5.23, 2.81),
+    "prosp-vllm-qwen3next-c256": (4.91, 2.35),
+}
+# aggwork64_eval's 'after' arm (CLIENT_WORKLOAD on) on its subset, base and this branch run at
+# once and stopped at 09:35 UTC: the 66 rows both finished, every output equal, CPU 78.5 ->
+# 69.5 s (x 1.13; vLLM 41 rows 42.5 -> 37.0, SGLang 24 rows 36.0 -> 32.5).
+SUBSET = (66, 78.5, 69.5)
 
 
 def _plain(x: Any) -> Any:
