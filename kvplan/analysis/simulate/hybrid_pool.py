@@ -265,6 +265,10 @@ class HybridPool:
                                 if not isinstance(cache, StateCache))
         self._sliding = tuple((g, cache) for g, cache in enumerate(self.caches)
                               if isinstance(cache, SlidingCache))
+        # `release_skipped`'s inputs per sliding group: (group, window, block size).
+        self._windows = tuple((g, cache.rule.window, cache.rule.block_size)
+                              for g, cache in self._sliding)
+        self._has_state = any(isinstance(cache, StateCache) for cache in self.caches)
         self.cached_free: OrderedDict[int, Block] = OrderedDict()
         self.by_key: dict[tuple[int, int], list[Block]] = {}
 
@@ -381,9 +385,13 @@ class HybridPool:
         last first (SingleTypeKVCacheManager._remove_blocks_in_range)."""
         hold = req.hybrid
         assert hold is not None
-        for g, cache in self._sliding:  # full and state groups skip none
-            skipped = min(cache.skipped(req.num_computed), len(hold.blocks[g]))
+        computed = req.num_computed
+        for g, window, bs in self._windows:  # full and state groups skip none
             row = hold.blocks[g]
+            # SlidingCache.skipped (GroupRule.skipped_blocks), inline
+            skipped = min(max(0, computed - window + 1) // bs, len(row))
+            if not skipped or row[skipped - 1] is None:
+                continue  # freed up to there already (the loop below would stop at once)
             for j in range(skipped - 1, -1, -1):
                 block = row[j]
                 if block is None:
@@ -396,6 +404,33 @@ class HybridPool:
                  admission: bool = False) -> bool:
         """Slots for `new_tokens` more tokens of `req` (a new one: with its hit); False, with
         nothing taken, when the pool is short (allocate_slots -> None)."""
+        hold = req.hybrid
+        if hold is not None and hit is None and not admission:
+            # A running request's next tokens: `blocks_needed`'s running branch and the rows'
+            # growth inline (speed only: the same steps as below with no hit).
+            self.release_skipped(req)
+            slots = req.num_computed + new_tokens
+            rows = -(-slots // self.block_size)  # cdiv; every attention group's `rows_for`
+            blocks = hold.blocks
+            need = 0
+            for g, _ in self._attention:
+                if rows > len(blocks[g]):
+                    need += rows - len(blocks[g])
+            if need > self.free_uncached + len(self.cached_free):
+                return False
+            alloc = req.alloc
+            for g, _ in self._attention:
+                row = blocks[g]
+                if rows > len(row):
+                    row.extend([self._take() for _ in range(rows - len(row))])
+                alloc[g] = len(row)
+            self._cache(req, hold, min(slots, req.num_tokens))
+            return True
+        return self._allocate(req, new_tokens, hit, admission)
+
+    def _allocate(self, req: HybridRequest, new_tokens: int, hit: Hit | None,
+                  admission: bool) -> bool:
+        """`allocate`'s general path (a new request, a hit or the admission check)."""
         hit_tokens = self.hit_tokens(hit)
         if admission and self.blocks_needed(req, req.num_tokens, hit=hit,
                                              admission=True) > self.num_free:
@@ -447,9 +482,11 @@ class HybridPool:
         reachable_block_mask; a state group's checkpoint at each boundary passed."""
         bs = self.block_size
         full = tokens // bs
+        cached = hold.cached
+        if not self._has_state and all(cached[g] >= full for g, _ in self._attention):
+            return  # nothing newly full (a decode step's usual case) and no state group
         boundaries = ((req.prompt_len - 1) // bs * bs,) + (
             (hold.junction // bs * bs,) if hold.junction else ())
-        cached = hold.cached
         for g, cache in enumerate(self.caches):
             if isinstance(cache, StateCache):
                 for b in boundaries:

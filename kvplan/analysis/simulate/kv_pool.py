@@ -104,9 +104,14 @@ class KVPool:
         self.cached_free: OrderedDict[int, list[object]] = OrderedDict()
         # hash -> blocks holding it (vLLM's BlockHashToBlockMap may hold several).
         self.by_hash: dict[int, list[list[object]]] = {}
-        # Told each cached page that leaves the cache (its hash, or id() of a request's own
-        # block): SGLang's SWA radix tree keeps its pages' sliding-layer state beside them.
-        self.on_evict: Callable[[object], None] | None = None
+        # Told the cached pages that leave the cache (each one's hash, or id() of a request's
+        # own block), in eviction order, once per allocation that evicts: SGLang's SWA and
+        # mamba radix trees keep their pages' sliding-layer or recurrent state beside them.
+        self.on_evict: Callable[[list[object]], None] | None = None
+        # `_grow`'s per-group steps: (group, kind is "state", block size, state pages).
+        self._steps = tuple((g, rule.kind == "state", rule.block_size, rule.state_pages)
+                            for g, rule in enumerate(groups))
+        self._windowed = any(rule.kind in ("sliding", "chunked") for rule in groups)
 
     @property
     def num_free(self) -> int:
@@ -151,23 +156,27 @@ class KVPool:
         recently freed cached ones, evicted (BlockPool.get_new_blocks)."""
         fresh = min(count, self.free_uncached)
         self.free_uncached -= fresh
-        out: list[list[object]] = [[None, 1] for _ in range(fresh)]
-        cached_free, by_hash = self.cached_free, self.by_hash
+        out: list[list[object]] = [[None, 1] for _ in range(count)]
+        if count == fresh:
+            return out
+        popitem, by_hash = self.cached_free.popitem, self.by_hash
+        told: list[object] | None = None if self.on_evict is None else []
         for _ in range(count - fresh):
-            _, evicted = cached_free.popitem(last=False)
+            _, evicted = popitem(last=False)
             h = evicted[0]
             if h is not OWN:
                 holders = by_hash[h]  # type: ignore[index]
                 if len(holders) == 1:
                     del by_hash[h]  # type: ignore[arg-type]
-                    if self.on_evict is not None:
-                        self.on_evict(h)
+                    if told is not None:
+                        told.append(h)
                 else:  # by identity: two free holders of one hash are equal lists
                     del holders[next(k for k, b in enumerate(holders) if b is evicted)]
-            elif self.on_evict is not None:
-                self.on_evict(id(evicted))
+            elif told is not None:
+                told.append(id(evicted))
             evicted[0] = None
-            out.append([None, 1])
+        if told and self.on_evict is not None:
+            self.on_evict(told)
         return out
 
     def _new_block(self) -> list[object]:
@@ -194,6 +203,13 @@ class KVPool:
                       evictable: int = 0, admission: bool = False) -> int:
         """Blocks to take from the pool to give `req` `slots` token slots (get_num_blocks_to_
         allocate, summed over the groups); `admission`: the whole-sequence check's count."""
+        if not (hit_blocks or evictable or admission) and any(req.alloc):
+            return self._running_need(req.alloc, slots)
+        return self._blocks_needed(req, slots, hit_blocks, evictable, admission)
+
+    def _blocks_needed(self, req: PoolRequest, slots: int, hit_blocks: int, evictable: int,
+                       admission: bool) -> int:
+        """`blocks_needed`'s general count (any request, hit or admission check)."""
         need = evictable
         new_request = not any(req.alloc)
         for g, rule in enumerate(self.groups):
@@ -210,6 +226,19 @@ class KVPool:
                 need += max(required - req.alloc[g], 0)
         return need
 
+    def _running_need(self, alloc: list[int], slots: int) -> int:
+        """`blocks_needed` for a request holding blocks (`alloc`), with no hit and no admission
+        check: a state group's pages if it holds none, each other group's blocks past those
+        it holds (the same count as the general loop, in one pass)."""
+        need = 0
+        for g, state, bs, pages in self._steps:
+            if state:
+                if alloc[g] == 0:
+                    need += pages
+            elif -(-slots // bs) > alloc[g]:  # cdiv(slots, bs) above what it holds
+                need += -(-slots // bs) - alloc[g]
+        return need
+
     def release_skipped(self, req: PoolRequest) -> None:
         """Return the sliding / chunked blocks no longer attended (remove_skipped_blocks)."""
         for g, rule in enumerate(self.groups):
@@ -223,6 +252,13 @@ class KVPool:
                  hit: list[list[object]] | None = None, admission: bool = False) -> bool:
         """Slots for `new_tokens` more tokens of `req` (and, for a new request, its prefix hit
         `hit`); False, with nothing taken, when the pool is short (allocate_slots -> None)."""
+        if not hit and not admission and any(req.alloc):
+            return self._grow(req, new_tokens)
+        return self._allocate(req, new_tokens, hit, admission)
+
+    def _allocate(self, req: PoolRequest, new_tokens: int, hit: list[list[object]] | None,
+                  admission: bool) -> bool:
+        """`allocate`'s general path (any request, hit or admission check)."""
         hit = hit or []
         hit_tokens = len(hit) * self.groups[0].block_size if hit else 0
         computed = req.num_computed + hit_tokens
@@ -271,6 +307,44 @@ class KVPool:
                 req.alloc[g] = required
         return True
 
+    def _grow(self, req: PoolRequest, new_tokens: int) -> bool:
+        """`allocate` for a request already holding blocks, with no hit and no admission check
+        (a running request's next tokens): the same steps, the hit's terms being zero, in one
+        pass (speed only: the same blocks, counts and cache as `allocate`'s general path)."""
+        if self._windowed:
+            self.release_skipped(req)
+        slots = req.num_computed + new_tokens
+        alloc = req.alloc
+        if self.caching:  # one full group (checked at construction)
+            bs = self._steps[0][2]
+            required = -(-slots // bs)  # cdiv
+            if required - alloc[0] > self.free_uncached + len(self.cached_free):
+                return False
+            blocks = req.blocks
+            if required > len(blocks):
+                blocks.extend(self._new_blocks(required - len(blocks)))
+            alloc[0] = len(blocks)
+            tokens = min(slots, req.num_tokens)
+            if tokens // bs > req.cached_blocks:  # else `_cache` changes nothing
+                self._cache(req, tokens)
+            return True
+        need = self._running_need(alloc, slots)
+        if need == 0:
+            return True  # every group holds its slots already: nothing changes
+        if need > self.free_uncached + len(self.cached_free):
+            return False
+        for g, state, bs, pages in self._steps:
+            if state:
+                if alloc[g] == 0:
+                    alloc[g] = pages
+                    self.free_uncached -= pages
+                continue
+            required = -(-slots // bs)
+            if required > alloc[g]:
+                self.free_uncached -= required - alloc[g]
+                alloc[g] = required
+        return True
+
     def free(self, req: PoolRequest) -> None:
         """Return every block of `req` (KVCacheManager.free: tail first)."""
         if self.caching:
@@ -280,8 +354,8 @@ class KVPool:
             cached_free = self.cached_free
             uncached = 0
             for block in reversed(req.blocks):
-                refs = block[1] = int(block[1]) - 1  # type: ignore[call-overload]
-                if refs == 0:
+                refs = block[1] = block[1] - 1  # type: ignore[operator]
+                if not refs:
                     if block[0] is None:
                         uncached += 1
                     else:

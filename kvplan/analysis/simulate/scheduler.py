@@ -131,11 +131,14 @@ class Simulator:
         if gathered is not None:
             raise ValueError("step_seconds: this engine's MoE layers see its own tokens x ranks")
 
-        def decode(r: SimRequest, n: int) -> bool:
-            return n == 1 and r.num_computed == r.num_tokens - 1
-        return self.step_cost.seconds(
-            decode_contexts=[r.num_computed + 1 for r, n in scheduled if decode(r, n)],
-            chunks=[(r.num_computed, n) for r, n in scheduled if not decode(r, n)])
+        contexts: list[int] = []
+        chunks: list[tuple[int, int]] = []
+        for r, n in scheduled:  # a decode: one token, its last (the others are chunks)
+            if n == 1 and r.num_computed == r.num_tokens - 1:
+                contexts.append(r.num_computed + 1)
+            else:
+                chunks.append((r.num_computed, n))
+        return self.step_cost.seconds(decode_contexts=contexts, chunks=chunks)
 
     def schedule(self) -> list[tuple[SimRequest, int]]:
         """Scheduler.schedule: the requests of the next step and their tokens."""

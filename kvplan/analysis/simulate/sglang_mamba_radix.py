@@ -97,10 +97,12 @@ class MambaRadixTree:
             self.states_evicted += 1
             count -= 1
 
-    def _dropped(self, key: object) -> None:
-        """The full pool evicted page `key`: a state ending there goes with it."""
-        if key not in self.locks:
-            self.order.pop(key, None)
+    def _dropped(self, keys: list[object]) -> None:
+        """The full pool evicted pages `keys`: a state ending at one goes with it."""
+        locks, pop = self.locks, self.order.pop
+        for key in keys:
+            if key not in locks:
+                pop(key, None)
 
     # -- the tree -------------------------------------------------------------------------
 

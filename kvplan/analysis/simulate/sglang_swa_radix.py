@@ -152,11 +152,13 @@ class SwaRadixWindow(SwaWindow):
             short -= page
         super().take(rid, n)
 
-    def _dropped(self, key: object) -> None:
-        """The full pool evicted page `key`: its sliding-layer KV goes with it."""
-        self.lru.pop(key, None)
-        self.tombstoned.discard(key)
-        self.ends.discard(key)
+    def _dropped(self, keys: list[object]) -> None:
+        """The full pool evicted pages `keys`: their sliding-layer KV goes with them."""
+        lru, tombstoned, ends = self.lru, self.tombstoned, self.ends
+        for key in keys:
+            lru.pop(key, None)
+            tombstoned.discard(key)
+            ends.discard(key)
 
     # -- the tree ---------------------------------------------------------------------------
 
