@@ -22,8 +22,7 @@ The step's time is the forward pass, with vLLM's engine-core host work after it 
 (kvplan.analysis.simulate.engine_core, in the step cost `run` builds). Async scheduling
 (`SchedulerConfig.async_scheduling`, vLLM's default from 0.14:
 kvplan.engines.vllm.alloc.vllm_async_scheduling_default) schedules step k+1 as soon as step k is
-launched (vllm/v1/engine/core.py `step_with_batch_queue`, a queue of two
-batches): step k+1 sees only the requests that arrived before step k started, so a request that
+launched (vllm/v1/engine/core.py `step_with_batch_queue`, a queue of two batches): step k+1 sees only the requests that arrived before step k started, so a request that
 arrives while step k runs is first scheduled in step k+2, one step later than synchronously. A
 step scheduled after the engine was idle sees every arrival up to its own start. Its tokens
 still reach the client when their step ends (the engine blocks on step k while k+1 runs). Not
