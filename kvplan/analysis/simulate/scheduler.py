@@ -19,16 +19,16 @@ drafts, lookahead slots and rollback: the subclass kvplan.analysis.simulate.spec
    at its length it samples a token (the first: TTFT); at its last it finishes, freeing its blocks.
 
 The step's time is the forward pass, with vLLM's engine-core host work after it or beside it
-(kvplan.analysis.simulate.engine_core, in the step cost `run` builds). Async scheduling
+(kvplan.analysis.simulate.engine_core; `run` builds the step cost). Async scheduling
 (`SchedulerConfig.async_scheduling`, vLLM's default from 0.14:
 kvplan.engines.vllm.alloc.vllm_async_scheduling_default) schedules step k+1 as soon as step k is
-launched (vllm/v1/engine/core.py `step_with_batch_queue`, a queue of two batches): step k+1 sees only the requests that arrived before step k started, so a request that
-arrives while step k runs is first scheduled in step k+2, one step later than synchronously. A
-step scheduled after the engine was idle sees every arrival up to its own start. Its tokens
-still reach the client when their step ends (the engine blocks on step k while k+1 runs). Not
-modelled: a request finished in step k keeps its seat and blocks while step k+1 is scheduled.
-A closed loop's reply to a finish in step k is not taken by the scheduling at step k's end
-while the engine has work (kvplan.analysis.simulate.step_boundary): step k+2, async k+3.
+launched (vllm/v1/engine/core.py `step_with_batch_queue`, a queue of two batches): step k+1 sees
+only the requests that arrived before step k started, so a request that arrives while step k runs is
+first scheduled in step k+2. A step scheduled after the engine was idle sees every arrival up to its
+own start. Its tokens still reach the client when their step ends (the engine blocks on k while k+1
+runs). Not modelled: a request finished in step k keeps its seat and blocks while step k+1 is
+scheduled. A closed loop's reply to a finish in step k is not taken by the scheduling at step k's
+end while the engine has work (kvplan.analysis.simulate.step_boundary): step k+2, async k+3.
 
 Before the engine: a server whose tokenizer batches prompts (`SchedulerConfig.tokenizer_batching`,
 vLLM's API server from 0.11 to 0.23: kvplan.engines.vllm.frontend) hands a request to the engine
