@@ -40,8 +40,10 @@ read here, the rule (the bytes of a norm over rows every rank holds) applied ali
 
 Priced at HBM bandwidth beyond the floor each kernel already pays (`_Step.over_floor`); where
 an engine's fused all-reduce + RMSNorm absorbs a norm (kvplan.perf.op_counts.absorbed_norms),
-that norm's bytes are not charged (the collective moves them). Not charged: the final norm and
-the embedding (one each a step), rotary and the per-head norms (split by TP).
+that norm's bytes are not charged (the collective moves them). A decode step's few rows stay
+under the floor, so only large batches and prefill steps move. Not charged: the final norm and
+the embedding (one each a step), rotary and the per-head norms (split by TP), and the input
+norm of a layer with no attention (a recurrent mixer's, counted in RECURRENT_KERNELS).
 """
 
 from __future__ import annotations
