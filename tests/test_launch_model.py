@@ -74,8 +74,9 @@ def test_refit_on_the_same_rows() -> None:
     # TP rank), op_max 87.9 -> 88, stream 89.2 -> 89. Since moedefault63 made the experts' shape
     # table the CUDA default, today's model gives sum 61 us and op_max 80 us (stream 89): the
     # constant was not refitted with it (tests.benches.cost_bench.AS_FITTED; its test in
-    # tests/test_costmodel.py keeps it at its fit's model).
-    assert PREFILL_LAUNCH_FIT.value == pytest.approx(67 * US)
+    # tests/test_costmodel.py keeps it at its fit's model). hopperops65 charged the norms' bytes
+    # and refitted the sum on its fit's model, 67.04 -> 63.19 us; today's op_max 80 -> 79 us.
+    assert PREFILL_LAUNCH_FIT.value == pytest.approx(63.2 * US)
     assert launch_models.fitted_launch_s("sum") == pytest.approx(61 * US)
-    assert launch_models.fitted_launch_s("op_max") == pytest.approx(80 * US)
+    assert launch_models.fitted_launch_s("op_max") == pytest.approx(79 * US)
     assert launch_models.fitted_launch_s("stream") == pytest.approx(89 * US)

@@ -209,14 +209,14 @@ def test_plan_times_minicpm3_over_vllms_decompressed_cache() -> None:
 
 
 def test_plan_times_prefill_as_the_engine_launches_it() -> None:
-    # SGLang launches prefill ops eagerly from Python (kvplan.perf.costmodel.prefill_launch_s, 67 us
-    # per op); vLLM replays them from CUDA graphs. Qwen3-8B on one H100 at a 512-token context:
-    # SGLang's model code launches 435 ops per prefill step (36 layers x 12, plus embedding,
-    # final norm and lm_head: kvplan.perf.costmodel.eager_prefill_ops), so its prefill is vLLM's GPU
-    # time plus 435 x 67 us = 29.145 ms; decode, from CUDA graphs in both, agrees.
+    # SGLang launches prefill ops eagerly from Python (kvplan.perf.costmodel.prefill_launch_s,
+    # 63.2 us per op); vLLM replays them from CUDA graphs. Qwen3-8B on one H100 at a 512-token
+    # context: SGLang's model code launches 435 ops per prefill step (36 layers x 12, plus
+    # embedding, final norm and lm_head: kvplan.perf.costmodel.eager_prefill_ops), so its prefill
+    # is vLLM's GPU time plus 435 x 63.2 us = 27.492 ms; decode, from CUDA graphs in both, agrees.
     gpu = get_gpu("H100-80GB")
     plans = {e: plan_serving(load_spec("qwen3-8b"), PlanRequest(
         concurrency=1, context=512, gpu=gpu, engine=e)) for e in (Engine.vllm, Engine.sglang)}
     sglang, vllm = plans[Engine.sglang].prediction, plans[Engine.vllm].prediction
-    assert sglang.ttft_ms - vllm.ttft_ms == pytest.approx(435 * 0.067)
+    assert sglang.ttft_ms - vllm.ttft_ms == pytest.approx(435 * 0.0632)
     assert sglang.tpot_ms == pytest.approx(vllm.tpot_ms)

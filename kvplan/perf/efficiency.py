@@ -20,7 +20,7 @@ Defaults and where they come from (all overridable with `Efficiency`):
   "Getting Started with CUDA Graphs": 3.4 us per kernel,
   https://developer.nvidia.com/blog/cuda-graphs/), rounded up. It is a floor per *kernel*
   (kvplan.perf.roofline counts the kernels of each operation).
-- prefill launch 67 us per launched op: FITTED. Engines replay decode steps from CUDA graphs,
+- prefill launch 63.2 us per launched op: FITTED. Engines replay decode steps from CUDA graphs,
   but SGLang runs every prefill (extend) batch eagerly (model_executor/cuda_graph_runner.py
   captures decode batch sizes only; server_args.py 0.5.x: enable_piecewise_cuda_graph = False,
   enable_mixed_chunk = False, so a prefill batch also runs apart from decode): each op is
@@ -29,14 +29,16 @@ Defaults and where they come from (all overridable with `Efficiency`):
   counted per architecture from its model files) x `prefill_launch_s`, and it is ADDED to the
   step's GPU time at the graph floor. The sum, not the max, because the fit data say so:
   charging max(GPU, CPU) needs 79-93 us per op for the three short DeepSeek prefills and
-  137 us for the GPU-heavy 16 x 512 one; the sum needs 58-77 us for all four. 67 us is the
+  137 us for the GPU-heavy 16 x 512 one; the sum needs 57-77 us for all four. 63.2 us is the
   median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
   `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
   1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact
   (`PREFILL_LAUNCH_FIT`; 70 us until MLA's replicated q_a / kv_a projections were charged
-  whole on every TP rank, mlaproj62: refitted on the same 4 rows; NOT refitted when
+  whole on every TP rank, mlaproj62: refitted on the same 4 rows; 67 us until the norms' and
+  the input quantization's bytes were charged on every rank, hopperops65: refitted on the same
+  4 rows, the 16 x 512 one 69.9 -> 62.8 us; NOT refitted when
   moedefault63 made the experts' shape table the CUDA default, with which the same 4 rows give
-  61.1 us: tests.benches.cost_bench.AS_FITTED keeps the fit's model). How the launch joins the
+  60.5 us: tests.benches.cost_bench.AS_FITTED keeps the fit's model). How the launch joins the
   GPU time is `prefill_launch_model`: "sum" here; "op_max" and "stream"
   (kvplan.perf.launch_model) are counterfactuals, refitted on the same 4 rows by
   tests/benches/launch_models.py (88 / 89 us). No other prefill or TTFT is in
@@ -47,11 +49,11 @@ Defaults and where they come from (all overridable with `Efficiency`):
   vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA graphs:
   `Efficiency(prefill_launch_s=0)`. TensorRT-LLM's PyTorch backend runs every step with a
   context request eagerly (CUDA graphs for generation-only batches only): it pays the same
-  67 us per op, its ops counted from its own model code (kvplan.perf.trtllm_ops; not
+  63.2 us per op, its ops counted from its own model code (kvplan.perf.trtllm_ops; not
   refitted). From SGLang 0.5.10 on, prefill steps
   replay piecewise CUDA graphs by default (server_args.py:637 `disable_piecewise_cuda_graph =
   False`; kvplan.engines.sglang.prefill_graph, `Efficiency.prefill_graph`): a captured step
-  pays the same 67 us only for the ops launched outside its graphs
+  pays the same 63.2 us only for the ops launched outside its graphs
   (kvplan.perf.op_counts.graph_prefill_ops); the fit's rows ran earlier releases (both set
   by kvplan.perf.engine_traits.engine_efficiency). vLLM's longer prefills run its torch.compile'd
   code outside graphs, with fused ops; no measurement here times their launches, so they get
@@ -291,11 +293,13 @@ LAYER_OVERHEAD_FIT = Fitted(
            "(cost_bench.fitted_layer_overhead_s); commit 4927b82",
     fitted_on=_COST_LAYER_OVERHEAD)
 PREFILL_LAUNCH_FIT = Fitted(
-    value=67 * US,
+    value=63.2 * US,
     source="median launch time that makes each engine-timed SGLang prefill marked fit exact "
            "(cost_bench.fitted_prefill_launch_s); commit 458205f at 70 us, refitted on the same "
            "rows after MLA's q_a / kv_a projections were charged whole on every TP rank "
-           "(mlaproj62: 69.58 -> 67.04 us)",
+           "(mlaproj62: 69.58 -> 67.04 us) and after the norms' and input quantization's bytes "
+           "were charged on every rank (kvplan.perf.norm_traffic, hopperops65: 67.04 -> "
+           "63.19 us)",
     fitted_on=_COST_PREFILL_LAUNCH)
 
 # The routed experts' compute-bound fractions (module docstring), fitted on kernel tables that

@@ -93,6 +93,7 @@ from __future__ import annotations
 
 import itertools
 
+from kvplan._util.dtypes import GemmMath
 from kvplan.engines.cost_traits import PrefillOpCount
 from kvplan.engines.moe_kernel import MXFP4_EXPERTS
 from kvplan.hardware.gpus import GPU
@@ -121,6 +122,7 @@ from kvplan.perf.flops import (
 from kvplan.perf.launch_model import launch_spill_s
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout, link
 from kvplan.perf.moe_kernel import fused_moe_traffic, layer_kernel, routed_expert_formats
+from kvplan.perf.norm_traffic import fp32_copy_bytes, quant_input_bytes, rms_norm_bytes
 from kvplan.perf.op_counts import (
     ATTN_KERNELS,
     FULL_WIDTH_QK_NORM_KERNELS,
@@ -134,7 +136,7 @@ from kvplan.perf.op_counts import (
     recurrent_mixer_ops,
     topk_kernels,
 )
-from kvplan.perf.router_cost import fp32_router
+from kvplan.perf.router_cost import fp32_router, fp32_router_runs
 from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
 from kvplan.perf.step_comm import _logits_gather, _vocab_gather
 from kvplan.perf.step_ops import OpTime, StepTime, _indexer_ops, _projection_kernels, _Step
@@ -273,6 +275,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # each charged beyond the floor it already costs below).
     ctx_bytes = phase == "prefill" and eff.prefill_op_count is PrefillOpCount.trtllm
     own_norm = ctx_bytes and separate_norm(h, tokens, att_tp)
+    # Elsewhere the norms and the qkv input's FP8 quantization, whole rows on every rank
+    # (kvplan.perf.norm_traffic); TensorRT-LLM's context step counts its own (trtllm_bytes).
+    row_kernels = not ctx_bytes
     for i in chosen:
         lp = counts.layers[i]
         s.fixed("layer_overhead", eff.layer_overhead_s)
@@ -290,6 +295,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             f = attention_flops(spec, context=span, phase=phase, mla_form=form)
             # MLA's q_a / kv_a run whole on every attention-TP rank, the rest split
             # (AttentionFlops.projections_on_rank, read in each engine's MLA module).
+            # The input norm and the qkv input's FP8 quantization, whole rows on every rank
+            # (kvplan.perf.norm_traffic), beyond the floors counted below and in the GEMM's.
+            if row_kernels and not fused_input:
+                s.over_floor("small_kernels", rms_norm_bytes(tokens, h, act_bytes, residual=i > 0))
+            if row_kernels and gpu.runs(math["attention"]) is GemmMath.fp8:
+                s.over_floor("small_kernels", quant_input_bytes(tokens, h, act_bytes))
             s.op("attention_proj", flops=tokens * f.projections_on_rank(att_tp),
                  nbytes=(lp.attention - (rec_weights if spec.has_recurrent(i) else 0))
                  * bpp_attn["attention"], math=math["attention"],
@@ -365,6 +376,13 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         if not spec.has_mlp(i):
             continue
         s.kernels("small_kernels", MLP_KERNELS - (1 if fused_post else 0))
+        # The post-attention norm's bytes, with the float32 copy of a float32 router's input its
+        # output feeds (kvplan.perf.norm_traffic), beyond the norm's floor.
+        post = 0.0 if fused_post or not row_kernels else rms_norm_bytes(tokens, h, act_bytes,
+                                                                       residual=True)
+        if lp.routed_experts and lp.router and fp32_router_runs(spec, gpu, eff):
+            post += fp32_copy_bytes(moe_tokens, h)
+        s.over_floor("small_kernels", post)
         # A shared expert folded into fused_moe (`fused_shared_expert`) is read by the routed
         # experts' two grouped GEMMs: its bytes and FLOPs join them, with no kernels of its own.
         folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
