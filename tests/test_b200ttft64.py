@@ -51,18 +51,25 @@ def test_b200_all_reduce_against_the_table() -> None:
     assert r["all-reduce"] == pytest.approx(0.8725, abs=1e-3)
 
 
-def test_split_of_the_1024_runs() -> None:
+def test_split_of_the_1024_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     # The split sums to the simulator's steps (asserted per step in step_split); the GEMMs of
     # the 13 compute-bound prefill steps scale with the bf16 peaks at one fraction:
     # H100 / B200 = 2,250 / 989.5 = 2.2739; the floors and the per-layer overhead are the
-    # same on both (4 us and 35 us on every card).
+    # same on both (4 us and 35 us on every card). Since hopperops65 the small kernels also
+    # carry the norms' bytes (kvplan.perf.norm_traffic; Qwen3-32B bf16: no quantization, no
+    # float32 router) at each card's HBM speed, so H100's are larger; with those bytes at 0
+    # the floors are the same on both again.
     runs = {rid.split(" ")[3]: (name, rid) for name, rid in b.run_ids() if " 1024/128 " in rid}
     _, n_b, b200 = b.prefill_split(*runs["B200"])
     _, n_h, h100 = b.prefill_split(*runs["H100"])
     assert n_b == n_h == 13
     assert h100["GEMMs"] / b200["GEMMs"] == pytest.approx(2250 / 989.5, rel=1e-3)
-    assert h100["floors + layer overhead"] == pytest.approx(b200["floors + layer overhead"])
+    assert h100["floors + layer overhead"] > b200["floors + layer overhead"]
     assert b200["launch"] == 0.0  # vLLM replays no eager prefill launch (efficiency.py)
+    monkeypatch.setattr("kvplan.perf.roofline.rms_norm_bytes", lambda *a, **k: 0.0)
+    _, _, b200 = b.prefill_split(*runs["B200"])
+    _, _, h100 = b.prefill_split(*runs["H100"])
+    assert h100["floors + layer overhead"] == pytest.approx(b200["floors + layer overhead"])
 
 
 def test_attention_fraction_b200_below_h100() -> None:
