@@ -86,6 +86,11 @@ stage as `kvplan simulate` does (kvplan.analysis.simulate.engine_core role_host)
 (HOST_COMMIT) before one rerun: TPOT inside 16 -> 22 of 61, median ratio TPOT 0.69 -> 0.72,
 TTFT 0.77 -> 0.78; both inside unchanged (6).
 
+Fifth record, SHAPED (STOP64_EVALUATION, STOP64_ROWS): the same replay on stop 64's merged
+rules (hopperops65's norm and FP8-quantization bytes in every prefill step, the eager launch
+refitted with it): both inside 6 -> 7, TTFT inside 10 -> 11, TPOT 22 -> 21 of 61; median ratio
+TTFT 0.78 -> 0.79, TPOT 0.72.
+
 Run: python -m tests.benches.prospdis65_runs
 """
 
@@ -360,6 +365,80 @@ HOST_ROWS: dict[str, tuple[float | None, float | None]] = {
     _k("h100-1p1d-nixl-tp4-8000x1000", 64): (0.64, 0.85),
 }
 
+# Fifth record, SHAPED (STOP64_EVALUATION, STOP64_ROWS): the replay at STOP64_COMMIT, stop 64's
+# merged rules: hopperops65's norm and FP8-quantization bytes in every prefill step
+# (kvplan.perf.norm_traffic; vLLM's gpt-oss norms run whole on every TP rank) and the eager
+# prefill launch refitted with it (67.04 -> 63.2 us; not charged to vLLM), merged with
+# nixl011_65's, raypd65's and pdhost65's changes. No rule written for this set; nothing tuned.
+STOP64_COMMIT: str | None = "0922b48b"
+STOP64_EVALUATION: str | None = (
+    "0922b48b, 2026-12-07 (shaped): 61 of 61 points replayed; both inside the band 7 of 61 "
+    "(11%), TTFT 11 of 61 (18%), TPOT 21 of 61 (34%); median ratio TTFT 0.79, "
+    "TPOT 0.72")
+STOP64_ROWS: dict[str, tuple[float | None, float | None]] = {
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 4): (0.68, 0.76),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 8): (0.99, 0.79),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 16): (0.89, 0.84),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 32): (2.46, 0.82),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 48): (3.14, 0.47),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 64): (1.83, 0.49),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 4): (0.32, 0.71),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 8): (0.86, 0.72),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 16): (1.2, 0.74),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 32): (3.45, 0.61),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 48): (2.88, 0.47),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 64): (1.69, 0.43),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 4): (0.27, 0.74),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 8): (0.79, 0.7),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 16): (1.82, 0.69),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 32): (4.17, 0.57),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 48): (2.61, 0.48),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 64): (1.45, 0.52),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 4): (0.58, 0.75),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 8): (0.75, 0.76),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 16): (0.7, 0.8),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 32): (0.95, 0.81),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 48): (2.95, 0.71),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 64): (4.54, 0.64),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 4): (0.23, 0.81),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 8): (0.87, 0.93),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 16): (0.74, 1.06),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 32): (0.74, 1.17),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 48): (0.94, 1.22),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 64): (0.7, 0.93),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 4): (0.23, 0.66),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 8): (0.5, 0.7),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 16): (0.43, 0.68),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 32): (0.42, 0.64),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 48): (0.88, 0.6),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 64): (1.58, 0.56),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 4): (0.21, 0.68),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 8): (0.6, 0.81),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 16): (0.68, 0.88),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 32): (0.73, 0.95),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 48): (0.47, 0.63),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 64): (0.35, 0.72),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 4): (0.5, 0.75),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 8): (0.64, 0.75),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 16): (0.67, 0.78),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 32): (0.99, 0.79),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 48): (2.63, 0.71),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 64): (4.49, 0.62),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 4): (0.61, 0.73),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 8): (0.69, 0.72),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 16): (0.68, 0.72),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 32): (1.67, 0.67),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 48): (3.42, 0.58),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 64): (5.31, 0.52),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 4): (0.54, 0.74),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 8): (0.74, 0.73),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 16): (0.7, 0.72),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 32): (1.68, 0.68),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 48): (3.86, 0.59),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 64): (4.65, 0.54),
+    _k("h100-1p1d-nixl-tp4-8000x1000", 64): (0.67, 0.85),
+}
+
 
 def load() -> dict:  # type: ignore[type-arg]
     return json.loads(DATA.read_text())
@@ -427,6 +506,9 @@ def section(points: list[Point], refused: dict[str, str]) -> list[str]:
     if HOST_EVALUATION:
         record += (f"; then, shaped, with vLLM's engine-core host work in the role steps: "
                    f"{HOST_EVALUATION}")
+    if STOP64_EVALUATION:
+        record += (f"; then, shaped, at stop 64's merged rules (hopperops65's norm bytes in "
+                   f"every prefill step): {STOP64_EVALUATION}")
     runs = load()["runs"]
     out = [f"{len(runs)} runs, {len(points)} points (tests/data/disagg/public_disagg_runs65.json, "
            f"frozen at {FREEZE or 'the commit adding it'}); {record}. Ratios are kvplan / "
