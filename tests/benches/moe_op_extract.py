@@ -17,6 +17,7 @@ experts, the expert shapes of checkpoints kvplan has (`SHAPES`), MoE TP x EP lay
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.benches.aic_tables import read_table, write_rows
@@ -52,16 +53,22 @@ def keep(row: dict) -> bool:
             and row["num_tokens"] in TOKENS)
 
 
-def main(git_dir: str) -> None:
+def extract(git_dir: str, tables: tuple[tuple[str, str, str], ...],
+            keep: Callable[[dict], bool], out: Path) -> None:
+    """The rows `keep` takes of each (gpu, backend, version) MoE table, sorted, into `out`."""
     rows = []
-    for gpu, backend, version in TABLES:
+    for gpu, backend, version in tables:
         table = read_table(git_dir, table_path(gpu, backend, version))
         kept = sorted((r for r in table if keep(r)),
                       key=lambda r: tuple(str(r[c]) if isinstance(r[c], str) else r[c]
                                           for c in COLUMNS[:-1]))
         print(f"{gpu} {backend} {version}: {len(kept)} of {len(table)} rows", file=sys.stderr)
         rows.extend(kept)
-    write_rows(OUT, COLUMNS, rows)
+    write_rows(out, COLUMNS, rows)
+
+
+def main(git_dir: str) -> None:
+    extract(git_dir, TABLES, keep, OUT)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.benches.aic_tables import read_table, write_rows
-from tests.benches.moe_op_extract import COLUMNS, LAYOUTS, TOKENS, table_path
+from tests.benches.moe_op_extract import LAYOUTS, TOKENS, extract
 
 # (gpu, backend, version): every H100 / H200 / B200 table at the commit with w4a16_mxfp4 rows
 # of gpt-oss's shapes (vLLM's and the other two engines' releases that have them).
@@ -41,15 +40,7 @@ def keep(row: dict) -> bool:
 
 
 def main(git_dir: str) -> None:
-    rows = []
-    for gpu, backend, version in TABLES:
-        table = read_table(git_dir, table_path(gpu, backend, version))
-        kept = sorted((r for r in table if keep(r)),
-                      key=lambda r: tuple(str(r[c]) if isinstance(r[c], str) else r[c]
-                                          for c in COLUMNS[:-1]))
-        print(f"{gpu} {backend} {version}: {len(kept)} of {len(table)} rows", file=sys.stderr)
-        rows.extend(kept)
-    write_rows(OUT, COLUMNS, rows)
+    extract(git_dir, TABLES, keep, OUT)
 
 
 if __name__ == "__main__":
