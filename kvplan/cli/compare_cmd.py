@@ -124,7 +124,8 @@ def compare_cmd(
              "engine.")] = 70.0,
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
     moe_gemm_by_rows: co.MoeGemmByRowsOpt = None, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
-    gemm_by_shape: co.GemmByShapeOpt = False,
+    gemm_by_shape: co.GemmByShapeOpt = False, kernel_tables: co.KernelTablesOpt = False,
+    mxfp4_experts_by_width: co.Mxfp4ExpertsByWidthOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw each scheme's max requests (bytes per request without --gpu) "
@@ -168,7 +169,8 @@ def compare_cmd(
                              layer_overhead_s=layer_overhead_us * 1e-6)
         # The time model's opt-in rules (kvplan.perf.cost_rules) over those fractions.
         if rules.on:
-            rules.check(gpu=preset)
+            # compare prices the default engine's (vLLM's) steps.
+            rules.check(engine=DEFAULT_ENGINE.value, gpu=preset)
             efficiency = rules.apply(efficiency, preset)
         comparison = compare_schemes(
             spec, context=context, kv_dtype=kv_dtype, batch=batch, groups=groups,

@@ -77,6 +77,18 @@ GemmByShapeOpt = Annotated[bool, typer.Option(
     help="OPT-IN: bf16 weight GEMMs at their shape's fraction in OpenXLA's measured H100 "
          "matmul table (H100-80GB only; a counterfactual to --gemm-efficiency, not fitted to "
          "serving rows).")]
+KernelTablesOpt = Annotated[bool, typer.Option(
+    "--kernel-tables", rich_help_panel=COST_RULES_PANEL,
+    help="OPT-IN, vLLM on a B200: block-FP8 dense GEMMs by shape, the eager TP all-reduce and "
+         "the prefill attention's floor at aiconfigurator's vLLM 0.19.0 B200 kernel tables "
+         "(FITTED on kernel tables, not serving rows; held out, 122 B200 rows under the "
+         "client's workload: TTFT 47.8 -> 44.6 %, TPOT 17.2 -> 17.4 % median |error|).")]
+Mxfp4ExpertsByWidthOpt = Annotated[bool, typer.Option(
+    "--mxfp4-experts-by-width", rich_help_panel=COST_RULES_PANEL,
+    help="OPT-IN: gpt-oss's MXFP4 experts (computing at bf16, outside Marlin) by rows per "
+         "expert and per-rank width, FITTED on aiconfigurator's H100 w4a16_mxfp4 kernel rows; "
+         "held out, 47 gpt-oss serving rows: TTFT 49.9 -> 50.3 % median |error| (its decision "
+         "rule not met).")]
 
 
 def _value(text: str | None, fitted: float, scale: float = 1.0) -> float | None:
@@ -87,14 +99,16 @@ def _value(text: str | None, fitted: float, scale: float = 1.0) -> float | None:
 
 def cost_rules(*, moe_gemm: str | None = None, fp8_moe_gemm: str | None = None,
                moe_gemm_by_rows: bool | None = None, fp8_dense_gemm: str | None = None,
-               ungraphed_launch_us: str | None = None, gemm_by_shape: bool = False
+               ungraphed_launch_us: str | None = None, gemm_by_shape: bool = False,
+               kernel_tables: bool = False, mxfp4_experts_by_width: bool = False
                ) -> "CostRules":
     """The options as the library's CostRules (their words as kvplan's constants); none
     given: NO_COST_RULES, with kvplan's constants left unimported (estimate's start-up)."""
     from kvplan.perf.cost_rules import NO_COST_RULES, CostRules
 
     if (moe_gemm, fp8_moe_gemm, moe_gemm_by_rows, fp8_dense_gemm, ungraphed_launch_us,
-            gemm_by_shape) == (None, None, None, None, None, False):
+            gemm_by_shape, kernel_tables, mxfp4_experts_by_width) == (
+                None, None, None, None, None, False, False, False):
         return NO_COST_RULES
     from kvplan.perf.efficiency import FP8_DENSE_GEMM, FP8_MOE_GEMM, MOE_GEMM
     from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
@@ -104,12 +118,13 @@ def cost_rules(*, moe_gemm: str | None = None, fp8_moe_gemm: str | None = None,
         moe_gemm_by_rows=moe_gemm_by_rows,
         fp8_dense_gemm=_value(fp8_dense_gemm, FP8_DENSE_GEMM),
         ungraphed_launch_s=_value(ungraphed_launch_us, VLLM_UNGRAPHED_LAUNCH_S, 1e-6),
-        gemm_by_shape=gemm_by_shape)
+        gemm_by_shape=gemm_by_shape, kernel_tables=kernel_tables,
+        mxfp4_experts_by_width=mxfp4_experts_by_width)
 
 
 # The option parameters' names, as each command declares them (`cost_rules(**...)` keywords).
 KEYS = ("moe_gemm", "fp8_moe_gemm", "moe_gemm_by_rows", "fp8_dense_gemm", "ungraphed_launch_us",
-        "gemm_by_shape")
+        "gemm_by_shape", "kernel_tables", "mxfp4_experts_by_width")
 
 
 def cost_rules_of(given: dict[str, object]) -> "CostRules":

@@ -231,6 +231,8 @@ def plan_cmd(
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
     moe_gemm_by_rows: co.MoeGemmByRowsOpt = None, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
+    kernel_tables: co.KernelTablesOpt = False,
+    mxfp4_experts_by_width: co.Mxfp4ExpertsByWidthOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw requests per replica against context for the candidate "

@@ -287,6 +287,8 @@ def simulate_cmd(
     moe_gemm: co.MoeGemmOpt = None, fp8_moe_gemm: co.Fp8MoeGemmOpt = None,
     moe_gemm_by_rows: co.MoeGemmByRowsOpt = None, fp8_dense_gemm: co.Fp8DenseGemmOpt = None,
     ungraphed_launch_us: co.UngraphedLaunchOpt = None, gemm_by_shape: co.GemmByShapeOpt = False,
+    kernel_tables: co.KernelTablesOpt = False,
+    mxfp4_experts_by_width: co.Mxfp4ExpertsByWidthOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,

@@ -62,6 +62,10 @@ class CostTraits:
     # Its fused MoE's own experts' fraction by rows per expert (kvplan.engines.moe_shape), in
     # place of the pooled table where Efficiency.moe_gemm_by_engine is set; None: the pooled.
     experts_shape: ExpertsShapeTables | None = None
+    # Its own layers are what aiconfigurator's B200 kernel tables timed (vLLM 0.19.0's, read by
+    # kvplan.perf.sm100_tables), so the opt-in `--kernel-tables` may price it by them; False:
+    # the option is refused for it (kvplan.perf.cost_rules.CostRules.check).
+    sm100_kernel_tables: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

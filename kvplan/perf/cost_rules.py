@@ -21,7 +21,14 @@ The rules (the `Efficiency` field each sets):
   4.4 us (VLLM_UNGRAPHED_LAUNCH_S, vLLM PR #20059's TPOT comparison; kvplan.perf.vllm_ungraphed).
   Only the simulator's vLLM steps read it (kvplan.perf.mixed_step);
 - `gemm_by_shape` -> `gemm_shape`: the bf16 weight GEMMs' fraction by shape, OpenXLA's measured
-  H100 table (kvplan.perf.gemm_shape; the H100-80GB preset only).
+  H100 table (kvplan.perf.gemm_shape; the H100-80GB preset only);
+- `kernel_tables` -> `sm100_tables`: a B200 vLLM step's block-FP8 dense GEMMs by shape, eager TP
+  all-reduce and prefill attention floor at aiconfigurator's vLLM 0.19.0 B200 kernel tables
+  (kvplan.perf.sm100_tables, b200rule65); the B200 preset (sm100_tables.DEVICES) under an engine
+  whose layers those tables timed (CostTraits.sm100_kernel_tables: vLLM) only;
+- `mxfp4_experts_by_width` -> `mxfp4_experts_shape`: gpt-oss's MXFP4 experts (outside Marlin)
+  by rows per expert and per-rank width (MXFP4_EXPERTS_SHAPE, kvplan.perf.mxfp4_experts,
+  mxfp4tab65); any device, moving only MXFP4 experts computing at bf16.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ DERIVED = "derived"
 _UNGRAPHED_SOURCE = ("DERIVED, not fitted: vLLM PR #20059's median TPOT with piecewise against "
                      "full CUDA graphs (Qwen2.5-1.5B, 0.33-0.40 ms a step over 84 launches: "
                      "4.4 us a launch; kvplan.perf.vllm_ungraphed)")
+_SM100 = "B200 vLLM 0.19.0 kernel tables"
 _GEMM_SHAPE_SOURCE = ("OpenXLA's measured sm_90 bf16 matmul table (default_matmul_perf_table."
                       "txtpb; kvplan.perf.gemm_shape), H100-80GB only")
 
@@ -58,6 +66,8 @@ class CostRules:
     fp8_dense_gemm: float | None = None
     ungraphed_launch_s: float | None = None
     gemm_by_shape: bool = False
+    kernel_tables: bool = False
+    mxfp4_experts_by_width: bool = False
 
     def __post_init__(self) -> None:
         if self.moe_gemm_by_rows is True and self.per_format:
@@ -113,6 +123,22 @@ class CostRules:
             if gpu.name not in DEVICE_GEMM_SHAPE:
                 raise InputError(f"--gemm-by-shape: the measured table is the H100-80GB's "
                                  f"(kvplan.perf.gemm_shape); --gpu {gpu.name} has none")
+        if self.kernel_tables:
+            self._check_kernel_tables(engine, gpu)
+
+    @staticmethod
+    def _check_kernel_tables(engine: str | None, gpu: GPU | None) -> None:
+        """--kernel-tables: the B200's tables (sm100_tables.DEVICES), of the engine whose layers
+        they timed (CostTraits.sm100_kernel_tables); None: not known here, checked where it is."""
+        from kvplan.engines.base import Engine
+        from kvplan.perf.sm100_tables import DEVICES
+
+        if engine is not None and not Engine(engine).rules.cost_traits.sm100_kernel_tables:
+            raise InputError(f"--kernel-tables: aiconfigurator's B200 tables timed vLLM 0.19.0's "
+                             f"layers (kvplan.perf.sm100_tables); --engine {engine} runs others")
+        if gpu is not None and gpu.name not in DEVICES:
+            raise InputError(f"--kernel-tables: the kernel tables are the B200's "
+                             f"(kvplan.perf.sm100_tables); --gpu {gpu.name} has none")
 
     def apply(self, eff: Efficiency, gpu: GPU | None = None) -> Efficiency:
         """`eff` (a device's fractions) with the rules asked for in place of its fields."""
@@ -140,6 +166,15 @@ class CostRules:
 
             self.check(gpu=gpu)
             changes["gemm_shape"] = DEVICE_GEMM_SHAPE.get(gpu.name) if gpu is not None else None
+        if self.kernel_tables:
+            from kvplan.perf.sm100_tables import b200_tables
+
+            self._check_kernel_tables(None, gpu)
+            changes["sm100_tables"] = b200_tables() if gpu is not None else None
+        if self.mxfp4_experts_by_width:
+            from kvplan.perf.efficiency import MXFP4_EXPERTS_SHAPE
+
+            changes["mxfp4_experts_shape"] = MXFP4_EXPERTS_SHAPE
         return replace(eff, **changes)
 
     def records(self, gpus: Sequence[GPU] = (), *, moe: bool = False) -> list[dict[str, Any]]:
@@ -193,6 +228,18 @@ class CostRules:
                 VLLM_UNGRAPHED_LAUNCH_S, _UNGRAPHED_SOURCE)
         if self.gemm_by_shape:
             add("gemm_shape", "--gemm-by-shape", "H100-80GB", "H100-80GB", _GEMM_SHAPE_SOURCE)
+        if self.kernel_tables:
+            from kvplan.perf.sm100_tables import b200_tables
+
+            add("sm100_tables", "--kernel-tables", _SM100, _SM100,
+                "FITTED: " + b200_tables().source + " (kvplan.perf.sm100_tables), B200 only")
+        if self.mxfp4_experts_by_width:
+            from kvplan.perf.efficiency import MXFP4_EXPERTS_SHAPE_POINTS_FIT as MX
+
+            # By per-rank width: (rows per expert, fraction) points.
+            points = {str(w): [list(p) for p in pts] for w, pts in MX.value}
+            add("mxfp4_experts_shape", "--mxfp4-experts-by-width", points, points,
+                "FITTED: " + MX.source)
         return out
 
 

@@ -65,6 +65,9 @@ from kvplan._util.errors import InputError
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
 
 DATA_FILE = Path(__file__).with_name("sm100_tables.json")
+# The presets the tables were timed on (aiconfigurator's b200_sxm): where `--kernel-tables`
+# applies (kvplan.perf.cost_rules).
+DEVICES = frozenset({"B200"})
 # Steps below this many tokens run from vLLM's CUDA graphs (module docstring).
 LEAST_ROWS = 512
 

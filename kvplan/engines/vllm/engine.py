@@ -168,7 +168,7 @@ class VllmEngine:
     # release runs it for the format and GPU (kvplan.engines.vllm.moe_kernel.VllmMoeKernels).
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True, attention_kernels=VLLM_ATTENTION_KERNELS,
                              moe_kernel=VLLM_MOE_KERNELS, router_gemm=VLLM_ROUTER_GEMM,
-                             experts_shape=VLLM_EXPERTS_SHAPE)
+                             experts_shape=VLLM_EXPERTS_SHAPE, sm100_kernel_tables=True)
     scheduler = Scheduler.mixed_token_budget  # vllm/v1/core/sched/scheduler.py
     # vllm/config/model.py _get_and_verify_max_len, lines 2639-2665: ValueError "User-specified
     # max_model_len (...) is greater than the derived max_model_len" unless the variable is 1.
