@@ -139,3 +139,27 @@ def test_help_lines_quote_the_held_out_results() -> None:
     kt, mx = help_of(cost_opts.KernelTablesOpt), help_of(cost_opts.Mxfp4ExpertsByWidthOpt)
     assert "OPT-IN" in kt and "FITTED" in kt and "TTFT 47.8 -> 44.6 %" in kt
     assert "OPT-IN" in mx and "FITTED" in mx and "TTFT 49.9 -> 50.3 %" in mx
+
+
+def test_kernel_tables_move_simulate_as_the_efficiency_field_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Qwen3-8B (bf16: its GEMMs keep the preset's fraction) on two B200s, vLLM, one request at a
+    # time of 2,048 prompt tokens: the prefill step is above vLLM's largest CUDA graph, so its
+    # TP all-reduces and attention floor are the tables'; the decode steps are graph-sized.
+    import kvplan.analysis.simulate.engine_setups as es
+    from kvplan.perf.efficiency import device_efficiency
+    from kvplan.perf.sm100_tables import b200_tables
+
+    args = ["simulate", "qwen3-8b", "--gpu", "B200", "--tp", "2", "--concurrency", "1",
+            "--num-requests", "3", "--input-len", "2048", "--output-len", "8", "-q"]
+    base, on = _json(args), _json([*args, "--kernel-tables"])
+    monkeypatch.setattr(es, "opt_in", lambda rules, gpu: replace(
+        device_efficiency(gpu), sm100_tables=b200_tables()))
+    by_field = _json(args)
+    monkeypatch.undo()
+    assert isinstance(base, dict) and isinstance(on, dict) and isinstance(by_field, dict)
+    assert on["ttft_ms"] == by_field["ttft_ms"] and on["tpot_ms"] == by_field["tpot_ms"]
+    assert on["ttft_ms"]["mean"] > base["ttft_ms"]["mean"]
+    assert on["tpot_ms"]["mean"] == base["tpot_ms"]["mean"]
+    assert [r["rule"] for r in on["cost_rules"]] == ["sm100_tables"]
+    assert "cost_rules" not in base
