@@ -7,31 +7,13 @@ one line and exit 2, off a B200 or under another engine than vLLM."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import pytest
-from typer.testing import CliRunner
 
-from kvplan.cli import app
 from kvplan.cli.cost_opts import cost_rules
 from kvplan.perf.cost_rules import NO_COST_RULES, CostRules
-
-runner = CliRunner()
-
-
-def _json(args: list[str]) -> object:
-    r = runner.invoke(app, [*args, "--format", "json"], env={"COLUMNS": "80"})
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)
-
-
-def _refused(args: list[str], says: str) -> None:
-    r = runner.invoke(app, args, env={"COLUMNS": "200"})
-    assert r.exit_code == 2, r.output
-    assert "Traceback" not in r.output
-    err = r.stderr.strip()
-    assert len(err.splitlines()) == 1 and says in err, err
+from tests.test_cost_rules_cli import _json, _refused
 
 
 def test_off_is_no_rule() -> None:
