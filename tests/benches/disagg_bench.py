@@ -59,6 +59,8 @@ from tests.benches.honest import fitted_ids
 from tests.benches.nixl_cpu_record import kvplan_inputs
 from tests.benches.prospdis65_runs import replay_all as prospdis65_replay
 from tests.benches.prospdis65_runs import section as prospdis65_section
+from tests.benches.prospdis66_runs import replay_all as prospdis66_replay
+from tests.benches.prospdis66_runs import section as prospdis66_section
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -807,6 +809,18 @@ def main() -> None:
         "what is left).",
         "",
         *prospdis65_section(*prospdis65_replay()),
+        "",
+        "### 4c. Prospective: Dynamo vLLM P/D runs on B200 (prospdis66, frozen, held out)",
+        "",
+        "NVIDIA Dynamo with vLLM 0.20.1 (vllm-runtime:1.2.1) and NixlConnector on GKE B200 "
+        "nodes, genai-perf at concurrency 16 / 32: Llama-3.1-70B FP8 (one and two nodes) and "
+        "DeepSeek-R1 (two nodes), 8 runs / 15 points (tests/data/disagg/"
+        "public_disagg_runs66.json: what each states, how it is read, what was assumed; the "
+        "search and its near misses: prospdis66_search.json), frozen before kvplan ran on them "
+        "and replayed by the same code as section 4 (tests/benches/prospdis66_runs.py), with "
+        "the simulation's default measurement (kvplan has no genai-perf client).",
+        "",
+        *prospdis66_section(*prospdis66_replay()),
     ]
     print("\n".join(lines))
 

@@ -113,6 +113,13 @@ MODELS = {
     # attention, the quantization_config's modules_to_not_convert); KV in bf16 (auto).
     ("openai/gpt-oss-120b", "mxfp4"): ("tests/data/configs/gpt-oss-120b.json", "bf16",
                                        "openai/gpt-oss-120b's config (MXFP4 experts)"),
+    # The ankdeshm/dynamo_disaag_serving_gke runs (public_disagg_runs66.json, prospdis66; stated
+    # with those rows, before they were replayed): Llama-3.1-70B's config with the checkpoint's
+    # FP8 per-tensor quantization_config as its model card states it (reconstructed); every
+    # worker ran --kv-cache-dtype fp8.
+    ("neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "fp8"): (
+        "tests/data/disagg/llama-3.1-70b-fp8-static.json", "fp8",
+        "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8 (Llama-3.1-70B's config, FP8 per-tensor)"),
 }
 # When each prospective row was first replayed, by its checkpoint: the rule that chose the
 # prospective rows a session replays for the first time is fixed before their results are
