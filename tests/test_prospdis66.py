@@ -99,3 +99,16 @@ def test_the_summary_counts_one_row_and_a_refused_run() -> None:
     assert "both 0 of 3 (0%); TTFT 1 of 3 (33%); TPOT 0 of 3 (0%)" in text
     assert f"- {two['id']}: refused (2 points): refused here" in text
     assert f"- {one['id']}: both 0 of 1 (0%); TTFT 1 of 1 (100%); TPOT 0 of 1 (0%)" in text
+
+
+def test_the_first_evaluation_is_recorded_for_every_point() -> None:
+    # Run once on the freeze commit: every point replayed (none refused), each with its ratios.
+    assert prospdis66_runs.FREEZE == "41e39618"
+    assert prospdis66_runs.FIRST_EVALUATION and prospdis66_runs.FIRST_EVALUATION.startswith(
+        prospdis66_runs.FREEZE)
+    assert prospdis66_runs.FIRST_REFUSED == {}
+    keys = {f"{r['id']} @ {p['concurrency']}" for r in RUNS for p in r["points"]}
+    assert set(prospdis66_runs.FIRST_ROWS) == keys
+    # The summary line is the count of the recorded ratios inside [0.75, 1.33]: TPOT 8 of 15.
+    tpot_in = sum(0.75 <= o <= 1.33 for _, o in prospdis66_runs.FIRST_ROWS.values())
+    assert tpot_in == 8 and "TPOT 8 of 15" in prospdis66_runs.FIRST_EVALUATION

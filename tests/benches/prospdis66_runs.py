@@ -25,6 +25,20 @@ point's concurrency, the simulation's default measurement: kvplan has no genai-p
 each point compared on the doc's mean TTFT and mean inter-token latency against disagg_rows.BAND.
 No rule is added here.
 
+First evaluation (FIRST_EVALUATION, FIRST_ROWS; 41e39618, once, nothing changed before or
+after): 15 of 15 points replayed, none refused; both inside the band 0 of 15, TTFT 0 of 15, TPOT
+8 of 15; median ratio TTFT 0.09, TPOT 0.80. What it shows, not explained here (no rule was
+written for it):
+- TTFT far below the measured everywhere (0.00-0.39): the measured TTFT grows with the load far
+  faster than kvplan's prefill queue (DeepSeek-R1 1 x TP 8 prefill at 16,000 / C 16: 65.2 s
+  measured, 0.38 s kvplan; Llama 4 x TP 1 prefill at 8,000 / C 16: 16.3 s measured with a p90 of
+  4.1 s, 0.56 s kvplan). The docs put it on prefill queueing; doc 13 says NIXL falls back to
+  TCP / PCIe without UCX_TLS=all (docs 09 and 11 ran without it, doc 13 with it: its 3,000-token
+  points are no better, 0.38-0.39). Unread: Dynamo 1.2.1's prefill routing and queue, the
+  genai-perf warm-up and chat template, NIXL 0.10.1 over GKE's RDMA.
+- TPOT: DeepSeek-R1 inside at every point (0.93-1.11); Llama-3.1-70B FP8 below (0.34-0.91,
+  median 0.63), lowest where the TTFT is worst (8,000-token points, a TP 1 decode at C 32).
+
 Run: python -m tests.benches.prospdis66_runs
 """
 
@@ -40,23 +54,29 @@ from tests.benches.prospdis65_runs import counts, key, replay
 
 DATA = (Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg"
         / "public_disagg_runs66.json")
-# The commit that adds the data file, its config, this runner and its test: the freeze (set
-# with the record of the first evaluation, which is run on that commit's tree).
-FREEZE: str | None = None
-# The record of the first evaluation (run once on the FREEZE tree, unchanged).
-FIRST_EVALUATION: str | None = None
-# "run id @ concurrency" -> (TTFT ratio, TPOT ratio), kvplan / measured, as first printed
-# (None: kvplan's prefill saturated at that load, no TTFT).
-FIRST_ROWS: dict[str, tuple[float | None, float | None]] = {}
-# Run id -> the refusal's first line, as first printed.
-FIRST_REFUSED: dict[str, str] = {}
-
-__all__ = ["DATA", "FIRST_EVALUATION", "FIRST_REFUSED", "FIRST_ROWS", "FREEZE", "key", "load",
-           "replay_all", "section"]
 
 
 def load() -> dict:  # type: ignore[type-arg]
     return json.loads(DATA.read_text())
+
+
+# The record of the first evaluation, kept in the data file (`first_evaluation`): run once on
+# the FREEZE commit's tree (the commit adding the data file, its config, this runner and its
+# test), unchanged. No rule was written or changed before or after it, so every point is still
+# held out for the next rule.
+_FIRST = load().get("first_evaluation") or {}
+FREEZE: str | None = _FIRST.get("commit")
+FIRST_EVALUATION: str | None = (f"{_FIRST['commit']}, {_FIRST['date']}: {_FIRST['summary']}"
+                                if _FIRST else None)
+# "run id @ concurrency" -> (TTFT ratio, TPOT ratio), kvplan / measured, as first printed
+# (None: kvplan's prefill saturated at that load, no TTFT).
+FIRST_ROWS: dict[str, tuple[float | None, float | None]] = {
+    k: (t, o) for k, (t, o) in _FIRST.get("rows", {}).items()}
+# Run id -> the refusal's first line, as first printed.
+FIRST_REFUSED: dict[str, str] = dict(_FIRST.get("refused", {}))
+
+__all__ = ["DATA", "FIRST_EVALUATION", "FIRST_REFUSED", "FIRST_ROWS", "FREEZE", "key", "load",
+           "replay_all", "section"]
 
 
 def replay_all(runs: list[dict] | None = None  # type: ignore[type-arg]
