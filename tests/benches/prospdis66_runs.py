@@ -35,7 +35,10 @@ written for it):
   4.1 s, 0.56 s kvplan). The docs put it on prefill queueing; doc 13 says NIXL falls back to
   TCP / PCIe without UCX_TLS=all (docs 09 and 11 ran without it, doc 13 with it: its 3,000-token
   points are no better, 0.38-0.39). Unread: Dynamo 1.2.1's prefill routing and queue, the
-  genai-perf warm-up and chat template, NIXL 0.10.1 over GKE's RDMA.
+  genai-perf warm-up and chat template, NIXL 0.10.1 over GKE's RDMA. A cross-check from doc 15's
+  own table (a reading, not a rule): at 16,000 / C 16, 0.18 requests/s x 84.24 s mean latency
+  = 15.2 requests in flight (the closed loop holds), so the one TP 8 prefill worker finished a
+  prompt about every 5.5 s; kvplan's TTFT at that point is 0.38 s.
 - TPOT: DeepSeek-R1 inside at every point (0.93-1.11); Llama-3.1-70B FP8 below (0.34-0.91,
   median 0.63), lowest where the TTFT is worst (8,000-token points, a TP 1 decode at C 32).
 
