@@ -46,6 +46,7 @@ from functools import cache
 
 from tests.benches import aggwork64_eval, aiconfig_harness
 from tests.benches import aiconfig_agg_runs as agg
+from tests.benches.aiconfig_agg_loop import ROUNDS
 from tests.benches.disagg_rows import BAND, PREFIX, Replay, stated_concurrency
 
 ROWS = 60  # the first half of aggwork64_eval.order() (module docstring)
@@ -187,7 +188,7 @@ def print_section() -> None:
           ">= 128) in proportion, evenly spaced in file order; the shuffle keeps a like mix "
           "in any prefix), cut to half for CI's time by a rule fixed before this section was "
           "first run (tests/benches/aiconfig_agg_client_rows.py). Fixed: the table above's "
-          "replay (ROUNDS requests per user at the row's ISL / OSL, each user's first and last "
+          f"replay ({ROUNDS} requests per user at the row's ISL / OSL, each user's first and last "
           "not measured). Client: the same engine set-up fed InferenceX's workload as its code "
           f"reads (SemiAnalysisAI/InferenceX at {h.INFERENCEX_COMMIT[:9]}: "
           "utils/bench_serving/benchmark_serving.py:112-117 `sample_uniform` draws each prompt "
