@@ -127,7 +127,9 @@ FINDING = (
     "measured at every load under the client's workload: the prefill-side gap "
     "aiconfig_harness's FINDING saw at low load (growing with the prompt), not a queue. The "
     "client's code sets the workload, so it should be the bench's; it is NOT the page's "
-    "replay (aiconfig_agg_runs.CLIENT_WORKLOAD off): it triples the section's CPU time "
+    "main replay (aiconfig_agg_runs.CLIENT_WORKLOAD off): it triples the section's CPU time "
     "(44 -> 148 s on the subset), which would take CI past its 90-minute limit. The page's "
     "aggregated figures are the fixed-length replay's, flattered by its lockstep queue; this "
-    "subset's 'after' is the more faithful figure.")
+    "subset's 'after' is the more faithful figure, and since clientsec66 the first half of "
+    "it (aggwork64's shuffle) is replayed both ways in the subsection 'The same rows under "
+    "the client's workload' after the aggregated summary table.")

@@ -23,7 +23,9 @@ page: on aggwork64's 120-row subset (tests.benches.aggwork64_eval) it took 44 ->
 (x 3.4) and the InferenceX rows hold 86 % of the replayable rows' C x OSL, so the section would
 take about 3x its time, past CI's 90-minute limit. The page's figures are therefore the fixed-
 length replay's, which the client did NOT run: its lockstep queue flatters them (the subset's
-before -> after is printed with the section, aiconfig_agg_client.FINDING).
+before -> after is printed with the section, aiconfig_agg_client.FINDING). Since clientsec66 a
+pre-chosen half of that subset is replayed both ways in a subsection after the summary table
+(tests.benches.aiconfig_agg_client_rows, 67 s more CPU), the faithful figure beside these.
 
 A row is counted with why where kvplan does not replay it: TensorRT-LLM (its aggregated
 scheduler is not simulated: `why_not` asks the engine's rules, so once `simulate --engine
@@ -539,6 +541,9 @@ def _row_line(r: Replay) -> str:
 
 def print_section() -> None:
     """The frozen aggregated rows as a Markdown section of examples/simulate-bench.md."""
+    # Imported here: aiconfig_agg_client_rows imports this module (its section, clientsec66).
+    from tests.benches import aiconfig_agg_client_rows as client_rows
+
     part = list(bench().replays)
     done = [r for r in part if r.replayed]
     print("\n## aiconfigurator's measured aggregated rows (held out)\n")
@@ -552,8 +557,8 @@ def print_section() -> None:
           "the bench's CPU bound), at the fixed ISL / OSL, which InferenceX's client did not run "
           "(its lengths are uniform in [0.8, 1] x ISL / OSL, 10 x C requests, every one measured: "
           "tests/benches/aiconfig_agg_client.py, off here for CI's time; the fixed lengths keep "
-          "the users in lockstep, and on a 120-row subset the client's workload lowers the both-"
-          "inside count 44 -> 13: aiconfig_agg_client's FINDING below), every engine "
+          "the users in lockstep and flatter kvplan's TTFT: " + client_rows.headline()
+          + "; the subsection after this table), every engine "
           "flag at its default, --max-model-len ISL + OSL + 1,500 (aiconfigurator's generator). "
           f"Replayed: {len(done):,}. Inside means "
           f"predicted / measured within [{BAND[0]}, {BAND[1]}]; the medians are of |predicted / "
@@ -579,7 +584,9 @@ def print_section() -> None:
             print(_line(f"{name} {value}", [r for r in part if row_of(r)[field] == value]))
     for line in cohort_lines(part):
         print(line)
-    print("\nNot replayed, and why:\n")
+    client_rows.print_section()
+    print("\n### Every row at the fixed lengths: not replayed, and each row replayed\n")
+    print("Not replayed, and why:\n")
     print("| why | rows |")
     print("|---|---:|")
     whys: dict[str, int] = {}

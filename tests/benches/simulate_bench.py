@@ -274,7 +274,11 @@ def main() -> None:
           "Qwen3-30B-A3B on one H100: mean TTFT and TPOT), "
           "aiconfigurator's measured "
           "aggregated rows (held out, frozen before kvplan was run on them: TTFT and TPOT at a "
-          "stated concurrency), then the cost "
+          "stated concurrency; all of them at fixed lengths, which InferenceX's client did not "
+          "run and which flatter kvplan's TTFT, and a pre-chosen subset also under the "
+          "client's own workload, the faithful figure: both side by side in that section's "
+          "first paragraph and its subsection 'The same rows under the client's workload'), "
+          "then the cost "
           "bench's vLLM runs, "
           "its SGLang runs and its TensorRT-LLM run at a fixed concurrency (TPOT).\n")
     print("The API server's CPU stage, `kvplan simulate --frontend` (opt-in; "
