@@ -59,3 +59,13 @@ def test_the_concurrency_4_tail_by_hand() -> None:
             continue
         excess = forensic.tail_excess_s(p4)
         assert (excess >= 5.9) if forensic.pairs(run) > 1 else (excess <= 1.2), run["id"]
+
+
+def test_the_prefill_capacity_bound_by_hand() -> None:
+    # p1xtp2-d3xtp2 at 48: TTFT 1,502.56, TPOT 10.64 ms: cycle 1.50256 + 249 x 0.01064 = 4.15192 s,
+    # 48 / 4.15196 = 11.561 requests/s through its one prefill worker (its three decode workers
+    # at 10.2 requests each, not binding): the worker's capacity is at least that.
+    run, p = _point("p1xtp2-d3xtp2-5000x250", 48)
+    rate, batch = forensic.little(p["measured_ttft_ms"], p["measured_tpot_ms"], 48, 250, 3)
+    assert rate == pytest.approx(11.561, abs=1e-3)
+    assert batch == pytest.approx(10.21, abs=1e-2)

@@ -36,6 +36,11 @@ vllm/benchmarks/serve.py:508-547), so concurrency 4 meets every prefill-decode p
 one that prompt warmed. `first_contact_rows` sets that beside the mean TTFT's excess over the
 median.
 
+The prefill's capacity (`prefill_rows`): the most requests a second a run with one prefill
+worker sustained is a lower bound on that worker's capacity; kvplan's replay at its own most
+(where its prefill queue holds the loop) against it, with kvplan's prefill steps (the
+simulation's, kvplan.analysis.disagg.prefill_batching).
+
 The TP 2 decode step (`decode_rows`): by Little's law over the measured means, the decode
 requests in flight per decode worker, the requests a decode step receives, and kvplan's TPOT
 at that batch with its two largest ops (kvplan.analysis.disagg.role_times, the CUDA-graph
@@ -52,6 +57,7 @@ from kvplan.analysis.disagg import _role_request
 from kvplan.analysis.plan_search import predict
 from kvplan.sources.resolve import load_model
 from tests.benches import disagg_rows
+from tests.benches.disagg_public import Point
 from tests.benches.prospdis65_runs import load
 
 
@@ -136,6 +142,34 @@ def decode_rows(min_concurrency: int = 32) -> list[str]:
     return out
 
 
+def prefill_rows(points: list[Point]) -> list[str]:
+    """The runs with one prefill worker: the most requests a second any point ran (Little's
+    law over the measured means; a lower bound on the prefill worker's capacity, each request
+    prefilled once) against the most kvplan's replay (`points`) ran, with kvplan's prefill
+    step of one prompt and of the full token budget."""
+    out = ["| run | measured requests/s, most (conc.) | kvplan's, most (conc.) | measured / "
+           "kvplan | kvplan's prefill ms: one prompt, the budget |",
+           "|---|---|---|---|---|"]
+    for run in load()["runs"]:
+        row = run["row"]
+        if row["prefill_num_workers"] != "1":
+            continue
+        osl = int(row["osl"])
+        rate, conc = max((little(p["measured_ttft_ms"], p["measured_tpot_ms"],
+                                 p["concurrency"], osl)[0], p["concurrency"])
+                         for p in run["points"])
+        mine = [(little(p.ttft_ms, p.tpot_ms, p.concurrency, osl)[0], p.concurrency)
+                for p in points if p.run == run["id"] and p.ttft_ms is not None
+                and p.tpot_ms is not None]
+        k_rate, k_conc = max(mine)
+        batching = _setup(run).batching
+        budget, isl = batching.token_budget, int(row["isl"])
+        out.append(f"| {run['id']} | {rate:.2f} ({conc}) | {k_rate:.2f} ({k_conc}) | "
+                   f"{rate / k_rate:.2f} | {batching.step_ms(isl, 1):.1f}, "
+                   f"{batching.step_ms(budget, 1):.1f} ({budget:,} tokens) |")
+    return out
+
+
 def section() -> list[str]:
     from tests.benches.prospdis65_runs import replay_all
 
@@ -144,7 +178,8 @@ def section() -> list[str]:
     return ["First contact (concurrency 4, the first point after each launch):", "",
             *first_contact_rows(at4), "",
             "The TP 2 decode step at the measured batch (one decode worker, >= 32 users):", "",
-            *decode_rows()]
+            *decode_rows(), "",
+            "The prefill worker's capacity (one prefill worker):", "", *prefill_rows(points)]
 
 
 if __name__ == "__main__":

@@ -121,6 +121,13 @@ numbers: python -m tests.benches.prospdis65_forensic, whose docstring cites the 
   p3xtp2-d1xtp2 (22.53 ms), the decode side receiving 0.17 requests a step in the first two.
   No rule keyed on the batch or the arrivals (padding, expert coverage, the 1-token recompute)
   can give both; kvplan's step (14.5 ms at 41, padded) sits between them. Not explained.
+- Where kvplan queues at prefill the real prefill worker is faster: with one prefill worker
+  the runs sustained 10.56-11.56 requests/s at TP 2 (p1xtp2-d2xtp2, -d3xtp2 at 48, their
+  decode workers not binding) and 17.45-18.72 at TP 4 (at 64, TTFT still 0.46-0.53 s), where
+  kvplan's replay tops out at 9.26-9.33 and 15.16-15.85: the real prefill's capacity is at
+  least 1.14-1.24x kvplan's (TP 2) and 1.15-1.18x (TP 4); kvplan's 8,192-token prefill step
+  is 186.4 ms at TP 2 and 107.7 ms at TP 4 on an H100. A prefill-time miss (not read further
+  here), which puts kvplan's closed loop in the prefill queue at >= 32 users.
 
 Run: python -m tests.benches.prospdis65_runs
 """
