@@ -326,7 +326,12 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
                                      version=req.engine_version,
                                      prefill_graph=False if req.disaggregated else None,
                                      options=inputs.options, spec=spec),
-        conv_dtype=conv, ssm_dtype=ssm, gpu_hour_usd=req.prices.get(cand.gpu.name))
+        conv_dtype=conv, ssm_dtype=ssm, gpu_hour_usd=req.prices.get(cand.gpu.name),
+        # A disaggregated role's decode step replayed from the engine's CUDA graphs, padded
+        # to the next captured size as `kvplan simulate` steps it (kvplan.perf.graph_padding);
+        # a collocated plan's step is not padded (not changed here).
+        graph_sizes=(req.engine.rules.decode_graph_sizes(spec, inputs) if req.disaggregated
+                     else ()))
 
 
 def cost_per_hour(req: PlanRequest, cand: Candidate) -> float | None:

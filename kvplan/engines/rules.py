@@ -251,6 +251,10 @@ class EngineRules(Protocol):
         scheduler of a layout whose attention is data-parallel over `dp_attention` ranks (or
         refuse, in one line, where its scheduler is not modelled)."""
 
+    def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
+        """The CUDA-graph sizes (ascending) the engine pads a decode step's tokens to under
+        `inputs` (kvplan.perf.graph_padding), as `kvplan simulate` steps it; () none."""
+
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         """The model as the engine's implementation caches it (weights unchanged); with
         `inputs`, as it caches it on that device at that KV dtype (vLLM's sparse MLA row)."""

@@ -6,6 +6,11 @@ MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per reques
 draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
 acceptance rate a it emits 1 + a + a^2 + ... + a^k tokens per request (DeepSeek-V3 report,
 sec. 5.4.3: 85-90 % acceptance of the second token, the default 0.85).
+
+CUDA-graph padding (`CostInputs.graph_sizes`, given for vLLM's disaggregated roles: kvplan.analysis
+.plan_search): a decode step of at most the largest captured size runs its dense ops at the next
+captured size, its attention core and head at its own requests (kvplan.perf.graph_padding); the
+draft module's steps are not padded.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.flops import MLAForm, decode_cost
+from kvplan.perf.graph_padding import padded_step, padded_tokens
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.roofline import step_time
 
@@ -57,6 +63,9 @@ class CostInputs:
     # None / "auto" is vLLM's rule (the model dtype unless the config fixes the SSM dtype).
     conv_dtype: str | None = None
     ssm_dtype: str = "auto"
+    # The CUDA-graph sizes the engine pads a decode step's tokens to (ascending;
+    # kvplan.perf.graph_padding); () none: the step at its own tokens.
+    graph_sizes: tuple[int, ...] = ()
 
 
 _SUMMED_DRAFT_TOKENS = 1024  # draft tokens up to which tokens_per_step adds the terms
@@ -123,6 +132,12 @@ def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
                        logits=q, **common)
     by_op = {k: v * 1e3 for k, v in decode.by_op.items()}
     seconds = decode.seconds
+    padded = padded_tokens(q, inputs.graph_sizes)
+    if padded != q:  # replayed from the next captured graph (kvplan.perf.graph_padding)
+        at = step_time(spec, gpu, tokens=padded, context=inputs.context,
+                       requests=inputs.batch, logits=q, **common)
+        seconds, by_s = padded_step(at.seconds, at.by_op, decode.by_op)
+        by_op = {k: v * 1e3 for k, v in by_s.items()}
     if inputs.draft_tokens:
         # The draft module: one decoder layer (the last one's shape) and the lm_head, run once
         # per draft token on one token per request.

@@ -85,6 +85,7 @@ from kvplan.perf.engine_traits import (
     prefill_launch_ops,
 )
 from kvplan.perf.flops import MLAForm, attention_flops, prefill_form
+from kvplan.perf.graph_padding import ATTENTION_CORE_OPS, padded_tokens
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.roofline import step_time
 from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
@@ -92,9 +93,9 @@ from kvplan.perf.vllm_ungraphed import vllm_ungraphed_ops
 
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
 # the whole mix; the naive MLA up-projection, whose share is in the prefill form's FLOPs) or that
-# depend on the number of requests rather than tokens (the lm_head, the recurrent state).
-_OWN_OPS = ("attention", "mla_up_proj", "lm_head", "tp_logits_gather", "logits_gather",
-            "recurrent_state", "indexer", "indexer_topk")
+# depend on the number of requests rather than tokens (the lm_head, the recurrent state): the
+# ops a CUDA-graph-padded step charges at its real requests (kvplan.perf.graph_padding).
+_OWN_OPS = ATTENTION_CORE_OPS
 # Steps of up to EXACT_TOKENS tokens are timed by roofline.step_time itself; larger ones
 # interpolate between its values at multiples of GRID_TOKENS (`MixedStepCost.dense_seconds`).
 EXACT_TOKENS = 512
@@ -188,14 +189,9 @@ class MixedStepCost:
             self._ungraphed_s = (ops or 0) * self.eff.ungraphed_launch_s
             if layers is not None:  # a stage launches its layers' share (the count is per model)
                 self._ungraphed_s *= len(layers) / max(1, spec.num_hidden_layers)
-        self._padded: dict[int, int] = {}
-        if self.graph_sizes:
-            size_iter = iter(self.graph_sizes)
-            size = next(size_iter)
-            for t in range(1, self.graph_sizes[-1] + 1):
-                while size < t:
-                    size = next(size_iter)
-                self._padded[t] = size
+        self._padded: dict[int, int] = {
+            t: padded_tokens(t, self.graph_sizes)
+            for t in range(1, (self.graph_sizes[-1] if self.graph_sizes else 0) + 1)}
         self._dense: dict[tuple[int, int], float] = {}
         self._steps: dict[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], float] = {}
         self._head: dict[int, float] = {}

@@ -29,10 +29,8 @@ from kvplan.engines.vllm.alloc import (
     vllm_async_scheduling_default,
     vllm_batch_defaults,
 )
-from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.engines.vllm.frontend import vllm_api_loop_cost, vllm_api_tokenizer_batching
-from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import LatentAttention
@@ -107,9 +105,7 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
         raise InputError(f"simulate: one request of --max-model-len {cap.context:,} tokens needs "
                          f"{plan.blocks_per_request:,} blocks, the pool has {plan.num_blocks:,} "
                          "(vLLM refuses to start)")
-    graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
-        max_num_seqs=max_num_seqs, max_num_batched_tokens=cap.max_num_batched_tokens,
-        model_max_capture=vllm_model_max_capture_size(spec.architectures, cap.engine_version))
+    graphs = rules.decode_graph_sizes(spec, replace(cap, max_num_seqs=max_num_seqs))
     cost = step_cost(spec, inputs, graphs)
     batching = vllm_api_tokenizer_batching(cap.engine_version) if api_server else None
     if batching is not None:

@@ -186,6 +186,11 @@ class SglangEngine(EngineDefaults):
         no cap on the prompts a step takes but the KV."""
         return sglang_chunked_prefill_tokens(gpu, dp_attention=dp_attention), 1 << 30
 
+    def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
+        """None: `kvplan simulate` steps SGLang unpadded (its decode graphs' padding to
+        --cuda-graph-bs is not modelled)."""
+        return ()
+
     def default_block_size(self, inputs: PlanInputs) -> int:
         return 1  # page_size 1
 

@@ -171,6 +171,11 @@ class TrtllmEngine(EngineDefaults):
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return trtllm_options(inputs)
 
+    def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
+        """None: TensorRT-LLM's CUDA graphs run unpadded by default (enable_padding False),
+        as `kvplan simulate` steps it."""
+        return ()
+
     def default_block_size(self, inputs: PlanInputs) -> int:
         return 32  # tokens_per_block
 

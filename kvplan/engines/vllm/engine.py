@@ -46,9 +46,11 @@ from kvplan.engines.vllm.block_size import (
     mla_hybrid_alignment,
     vllm_block,
 )
+from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.compressed import vllm_v4_stage_config
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.default_block import attention_default_block
+from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
 from kvplan.engines.vllm.index_cache import index_cache_served
 from kvplan.engines.vllm.kv_dtype import (
@@ -190,6 +192,24 @@ class VllmEngine:
                                                  version=version,
                                                  capability=gpu.compute_capability)
         return tokens, seqs
+
+    def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
+        """vLLM's capture sizes (budget.vllm_cuda_graph_sizes) at the launch's max_num_seqs
+        (`vllm serve`'s default by version and device where not given) and
+        max_num_batched_tokens, under the model class's ceiling (graph_sizes: gpt-oss); none
+        with --enforce-eager. A step of up to the largest runs padded to the next
+        (v1/worker/gpu_model_runner.py 0.11.0:1927-1935; kvplan.perf.graph_padding)."""
+        if inputs.enforce_eager:
+            return ()
+        seqs = inputs.max_num_seqs
+        if seqs is None:
+            seqs, _ = alloc.vllm_batch_defaults(inputs.total_bytes, is_a100=inputs.is_a100,
+                                                version=inputs.engine_version,
+                                                capability=inputs.compute_capability)
+        return vllm_cuda_graph_sizes(
+            max_num_seqs=seqs, max_num_batched_tokens=inputs.max_num_batched_tokens,
+            model_max_capture=vllm_model_max_capture_size(spec.architectures,
+                                                          inputs.engine_version))
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         # The platform's attention block; the model's own (MLA by GPU and KV dtype, the sparse
