@@ -112,7 +112,7 @@ def nixl_state_slots(version: str | None, *, spec_tokens: int, align: bool, toke
             f"--engine-version {version}: NixlConnector stops on a recurrent hybrid with "
             f"prefix caching (mamba cache mode 'align') past one {block}-token block"
             + (f" with {spec_tokens} speculative slots" if spec_tokens else "")
-            + f" ({site}); give --no-enable-prefix-caching or 0.27 or newer")
+            + f" ({site}); run without prefix caching or give --engine-version 0.27 or newer")
     if longer:
         return 1, "the prefill's last slot (_apply_prefix_caching, 0.23 - 0.26)"
     return 1 + spec_tokens, (f"every slot: the running state + {spec_tokens} speculative "

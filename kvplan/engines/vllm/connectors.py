@@ -189,13 +189,15 @@ def _text(release: tuple[int, int]) -> str:
     return ".".join(map(str, release))
 
 
-def _spec_and_align(version: str | None, inputs: PlanInputs | None) -> tuple[int, bool]:
+def _spec_and_align(version: str | None, inputs: PlanInputs | None,
+                    caches: list[CacheKind]) -> tuple[int, bool]:
     """The drafter's speculative tokens (MambaSpec.num_speculative_blocks) and whether the
     recurrent groups run mamba cache mode 'align' (alloc.mamba_cache_mode: the allocator's
     rule), for a decode role launched with `inputs`."""
     if inputs is None:
         return 0, False
-    mode = mamba_cache_mode(vllm_profile(version), inputs.prefix_caching)
+    mode = mamba_cache_mode(vllm_profile(version), inputs.prefix_caching,
+                            has_attention=any(not c.is_state for c in caches))
     return inputs.num_speculative_tokens, mode == "align"
 
 
@@ -241,7 +243,7 @@ class _VllmConnector:
     # SupportsHMA from (the manager on with it, its sliding-window clip read from there) and
     # its recurrent-state handover read from (kvplan.engines.vllm.connector_releases).
     hma_since: tuple[int, int] = (0, 0)
-    recurrent_since: tuple[int, int] = INDEXER_SINCE
+    recurrent_since: tuple[int, int] = (0, 32)
     # The worker clips Llama 4's chunked layers to their chunk (NIXL to 0.17:
     # `nixl_llama4_window`).
     llama4_window: bool = False
@@ -292,8 +294,8 @@ class _VllmConnector:
         kv_heads = getattr(spec.attention, "num_key_value_heads", None)
         self._refuse(spec, caches, p_tp, d_tp, version, kv_heads)
         tokens = _tokens_moved(input_len, caches)
-        slots = (self._state_slots(version, inputs, tokens, block_size)
-                 if any(c.is_state for c in caches) else (1, ""))
+        slots = (self._state_slots(version, _spec_and_align(version, inputs, caches), tokens,
+                                   block_size) if any(c.is_state for c in caches) else (1, ""))
         return assemble(connector=self.name, version=version, input_len=input_len,
                         tokens=tokens, block_size=block_size, decode_stages=decode_stages,
                         d_tp=d_tp, p_tp=p_tp,
@@ -343,9 +345,10 @@ class _VllmConnector:
         """What this connector's handover is not read for, beyond `_check_layer_kinds`."""
         return None
 
-    def _state_slots(self, version: str | None, inputs: PlanInputs | None, tokens: int,
+    def _state_slots(self, version: str | None, spec_align: tuple[int, bool], tokens: int,
                      block_size: int) -> tuple[int, str]:
-        """A recurrent layer's state slots one request moves, and why."""
+        """A recurrent layer's state slots one request moves, and why (`spec_align`: the
+        drafter's speculative tokens, mamba cache mode 'align': `_spec_and_align`)."""
         raise NotImplementedError
 
     def _notes(self, tokens: int, *, recomputed: bool) -> str:
@@ -376,9 +379,9 @@ class NixlConnector(_VllmConnector):
     recurrent_since: tuple[int, int] = NIXL_RECURRENT_SINCE
     llama4_window: bool = True
 
-    def _state_slots(self, version: str | None, inputs: PlanInputs | None, tokens: int,
+    def _state_slots(self, version: str | None, spec_align: tuple[int, bool], tokens: int,
                      block_size: int) -> tuple[int, str]:
-        spec_tokens, align = _spec_and_align(version, inputs)
+        spec_tokens, align = spec_align
         return nixl_state_slots(version, spec_tokens=spec_tokens, align=align, tokens=tokens,
                                 block=block_size)
 
@@ -448,9 +451,9 @@ class MooncakeConnector(_VllmConnector):
     hma_since: tuple[int, int] = MOONCAKE_HMA_SINCE
     recurrent_since: tuple[int, int] = MOONCAKE_RECURRENT_SINCE
 
-    def _state_slots(self, version: str | None, inputs: PlanInputs | None, tokens: int,
+    def _state_slots(self, version: str | None, spec_align: tuple[int, bool], tokens: int,
                      block_size: int) -> tuple[int, str]:
-        return mooncake_state_slots(_spec_and_align(version, inputs)[0])
+        return mooncake_state_slots(spec_align[0])
 
     def _refuse(self, spec: ModelSpec, caches: list[CacheKind], p_tp: int, d_tp: int,
                 version: str | None, kv_heads: int | None) -> None:
