@@ -246,10 +246,10 @@ def test_refusals_are_one_line_errors() -> None:
     with pytest.raises(InputError, match="0.11"):
         _handover("llama-3.1-8b", Layout(tp=1), Layout(tp=1), 100, gpu="H100",
                   engine_version="0.10.0")
-    # 0.22 - 0.31: NIXL keeps the hybrid manager on and clips sliding groups by rules read at
-    # 0.32 only (before 0.22 the manager is off: tests/test_vllm_connector_hybrid.py).
-    with pytest.raises(InputError, match="0.32"):
-        _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=1), 100, engine_version="0.24.0")
+    # The indexer's handover is read at 0.32 only (sliding and recurrent layers by release:
+    # tests/test_vllm_connector_releases.py).
+    with pytest.raises(InputError, match="indexer handover from vLLM 0.32"):
+        _handover("deepseek-v3.2", Layout(tp=8), Layout(tp=8), 100, engine_version="0.24.0")
     # SGLang's and TensorRT-LLM's handovers: tests/test_disagg_engines.py.
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan._util.errors import InputError, UnmodelledError
+from kvplan._util.errors import UnmodelledError
 from kvplan.analysis.disagg import DisaggRequest, plan_disagg
 from kvplan.analysis.inputs import build_inputs
 from kvplan.analysis.plan_types import Layout
@@ -72,9 +72,12 @@ def test_nixl_moves_every_block_of_every_gpt_oss_layer_before_0_22() -> None:
     # sliding blocks: (5,634 + 162) x 8,192 = 47,480,832 B a rank.
     assert _plan("gpt-oss-120b", 4, 5000, "0.32").handover.bytes_per_rank == (
         (18 * 313 + 18 * 9) * 8192,) * 4 == (47480832,) * 4
-    # 0.22 - 0.31: the manager is on and NIXL clips sliding groups by rules read at 0.32 only.
-    with pytest.raises(InputError, match="0.32 only"):
-        _plan("gpt-oss-120b", 4, 5000, "0.24.0")
+    # 0.22 - 0.31: the manager is on and NIXL clips sliding groups with the same code
+    # (nixl/scheduler.py 0.22.0:121-136, :219-243; base_scheduler.py 0.27.0:235-280):
+    # 0.32's bytes (tests/test_vllm_connector_releases.py, nixlmc66).
+    for version in ("0.22.0", "0.24.0", "0.31.0"):
+        assert _plan("gpt-oss-120b", 4, 5000, version).handover.bytes_per_rank == (
+            (47480832,) * 4), version
 
 
 def test_nixl_clips_llama4_chunked_layers_to_their_chunk_to_0_17() -> None:
@@ -99,13 +102,18 @@ def test_nixl_clips_llama4_chunked_layers_to_their_chunk_to_0_17() -> None:
         _plan("llama-4-scout", 4, 20000, "0.22.0", gpu="H200")
 
 
-def test_mooncake_keeps_its_refusals() -> None:
-    # Mooncake's handover of sliding layers run as full attention and of chunked layers after
-    # 0.13 is not read: refused as before.
-    with pytest.raises(InputError, match="0.32 only"):
-        _plan("gpt-oss-120b", 4, 5000, "0.20.0", connector="mooncake")
-    with pytest.raises(UnmodelledError, match="read to vLLM 0.13 only"):
-        _plan("llama-4-scout", 4, 20000, "0.14.1", gpu="H200", connector="mooncake")
+def test_mooncake_moves_every_block_with_the_manager_off() -> None:
+    # nixlmc66: with the manager off (a connector before 0.22) Mooncake writes every block of
+    # every layer, sliding and chunked ones as full attention (kvplan.engines.vllm.
+    # connector_releases): the NIXL numbers above, without NIXL's Llama 4 clip.
+    for version in ("0.14.1", "0.20.0", "0.21.0"):
+        h = _plan("gpt-oss-120b", 4, 5000, version, connector="mooncake").handover
+        assert h.bytes_per_rank == (36 * 313 * 8192,) * 4, version
+        h = _plan("llama-4-scout", 4, 20000, version, gpu="H200", connector="mooncake").handover
+        assert h.bytes_per_rank == (48 * 1250 * 16384,) * 4, version
+    # From 0.22 the manager stays on (SupportsHMA from 0.20.0): chunked groups, not read.
+    with pytest.raises(UnmodelledError, match="chunked local attention"):
+        _plan("llama-4-scout", 4, 20000, "0.22.0", gpu="H200", connector="mooncake")
 
 
 def test_estimate_kv_transfer_sizes_the_pool_as_plan_disagg_does() -> None:

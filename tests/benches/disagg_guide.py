@@ -103,13 +103,16 @@ def main() -> None:
         "pull_scheduler.py update_state_after_alloc |",
         "| MLA latent, sparse-MLA indexer keys | the same, read whole from one prefill rank "
         "(replicated regions) | base_worker.py _build_fa_remote |",
-        "| sliding window | cdiv(window, block) + 1 (the in-window tail), at most cdiv(T, block) "
-        "| base_scheduler.py blocks_per_sw |",
-        "| chunked local (Llama 4) | to vLLM 0.13, cdiv(T, block): the hybrid manager is off "
-        "by default, so local layers run as full attention; from 0.14.1 it stays on and kvplan "
+        "| sliding window | with the hybrid KV-cache manager on (from vLLM 0.22; before it a "
+        "connector turns it off and every block moves): cdiv(window, block) + 1 (the in-window "
+        "tail), at most cdiv(T, block) | base_scheduler.py blocks_per_sw |",
+        "| chunked local (Llama 4) | to vLLM 0.21, cdiv(T, block): a connector keeps the hybrid "
+        "manager off, so local layers run as full attention (NIXL 0.10 - 0.17.1 reads Llama 4's "
+        "last cdiv(chunk, block) only); from 0.22 it stays on and kvplan "
         "refuses (the chunked groups' handover is not read) | vllm/config/vllm.py |",
-        "| recurrent (Mamba, GDN) | one state slot, its own bytes; T = I - 1 (the decode "
-        "worker recomputes the last token) | base_scheduler.py _prefill_backoff |",
+        "| recurrent (Mamba, GDN), from vLLM 0.22 | one state slot, its own bytes (to 0.26 a "
+        "drafter's scratch slots too); T = I - 1 (the decode worker recomputes the last token) "
+        "| base_scheduler.py _prefill_backoff |",
         "",
         "A decode rank reads its own block length (its KV heads); when prefill TP is larger it "
         "gathers the slice from each prefill rank holding its heads (one transfer each, "
@@ -143,9 +146,13 @@ def main() -> None:
         "MambaSpec.page_size_bytes), not its own bytes; a TP mismatch with recurrent layers is "
         "refused (the state page is written at a byte offset, with no conv / SSM re-layout). "
         "In vLLM from 0.13.0 (not 0.12.0): kvplan takes full attention and MLA at equal TP "
-        "from 0.13, TP mismatches and sliding-window, recurrent and indexer groups from 0.32 "
-        "(0.13.0-0.15.1 pair rank r with rank r only). P2P NCCL left vLLM in 0.24.0 (PR "
-        "44854); LMCache is not modelled.",
+        "from 0.13, sliding-window and chunked layers as full attention while a connector "
+        "keeps the hybrid manager off (to 0.21), the sliding-window clip from 0.20 "
+        "(SupportsHMA), TP mismatches from 0.19 (0.13.0-0.15.1 pair rank r with rank r only; "
+        "the pairs that lose heads before 0.30's GQA branch are refused), recurrent groups "
+        "from 0.25 (every non-null slot, a drafter's scratch slots too) and indexer groups "
+        "from 0.32 (release by release: kvplan/engines/vllm/connector_releases.py). P2P NCCL "
+        "left vLLM in 0.24.0 (PR 44854); LMCache is not modelled.",
         "",
         *connectors,
         "",
@@ -232,8 +239,9 @@ def main() -> None:
         "## Limits",
         "",
         "- vLLM: the NixlConnector (pull) from vLLM 0.11 and the MooncakeConnector (push) from "
-        "0.13 (its TP mismatches from 0.32); the sliding-window, recurrent and indexer rules "
-        "from 0.32; Mooncake's recurrent state between unequal TP sizes, P2P NCCL (removed in "
+        "0.13 (its TP mismatches from 0.19); recurrent layers from 0.22 (NIXL) and 0.25 "
+        "(Mooncake), the indexer from 0.32; Mooncake's recurrent state between unequal TP "
+        "sizes, P2P NCCL (removed in "
         "0.24.0) and LMCache are refused (exit 2). SGLang: Mamba state and SWA-pool pages "
         "before 0.5.4 (none sent) or on NIXL before 0.5.9 (dropped), and between unequal TP "
         "sizes where the release refuses them (Mamba: mooncake before 0.5.9, NIXL before "

@@ -316,6 +316,20 @@ def hybrid_manager_on(attention: list[Any], *, profile: VllmProfile, platform: P
     return hybrid_manager
 
 
+def mamba_cache_mode(profile: VllmProfile, prefix_caching: bool | None, *,
+                     has_attention: bool = True) -> str:
+    """The mamba cache mode of a recurrent model: 'align' with prefix caching
+    (MambaModelConfig), else 'none'; `prefix_caching` None: the release's default. Read by the
+    allocator and by the connectors' handovers (kvplan.engines.vllm.connector_releases)."""
+    on = profile.hybrid_prefix_caching if prefix_caching is None else prefix_caching
+    if prefix_caching is None and not has_attention:
+        # Attention-free models (pure Mamba / Mamba2): prefix caching is off by default
+        # (0.32 config/model.py is_prefix_caching_supported: "Attention free models do not
+        # support prefix caching since the feature is still experimental").
+        on = False
+    return "align" if on and profile.mamba_align_mode else "none"
+
+
 def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: VllmProfile,
                    platform: Platform, block_size: int | None = None,
                    hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
@@ -362,16 +376,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                 "failed to convert the KV cache specs to one unified type' (v1/core/"
                 "kv_cache_utils.py unify_hybrid_kv_cache_specs)")
 
-    # Mamba cache mode: 'align' with prefix caching (MambaModelConfig), else 'none'.
-    mamba_mode = None
-    if states:
-        on = profile.hybrid_prefix_caching if prefix_caching is None else prefix_caching
-        if prefix_caching is None and not attention:
-            # Attention-free models (pure Mamba / Mamba2): prefix caching is off by default
-            # (0.32 config/model.py is_prefix_caching_supported: "Attention free models do not
-            # support prefix caching since the feature is still experimental").
-            on = False
-        mamba_mode = "align" if on and profile.mamba_align_mode else "none"
+    mamba_mode = mamba_cache_mode(profile, prefix_caching, has_attention=bool(attention)
+                                  ) if states else None
     if not profile.mamba2_prefill_checkpoint:
         # Before 0.32 Mamba2 keeps no prefill checkpoint page (kvplan.kv sets it for 0.32 on).
         entries = [(i, replace(c, checkpoint_pages=0) if isinstance(c, RecurrentState) else c)

@@ -19,14 +19,17 @@ the prefill worker's ranks once the prefill finishes.
   sliding layers are full attention on both roles and NIXL reads every block of every layer
   (nixl_connector.py 0.11.0 :1284-1290 "assume global attention"; the blocks_per_sw clip,
   nixl_connector.py 0.18.0 :596-609, applies only with the manager on, `_is_hma_required`
-  :567-572), read from 0.11. NIXL 0.10.0 - 0.17.1 clips Llama 4's chunked layers to their last
+  :567-572), read from 0.11. The clip is the same code from 0.18.0 to 0.32.0
+  (kvplan.engines.vllm.connector_releases): with the manager on (from 0.22, or asked from
+  0.18) it holds from 0.18. NIXL 0.10.0 - 0.17.1 clips Llama 4's chunked layers to their last
   cdiv(chunk, block) blocks (`nixl_llama4_window`; gone in 0.18.0).
   Chunked local attention (Llama 4): to 0.13 it turns the hybrid manager off by default
   (vllm/config/vllm.py, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0"), and
   `unify_hybrid_kv_cache_specs` then makes every local layer full attention: every block
   moves; from 0.14.1 the manager stays on without a connector, but a connector keeps it off
   to 0.21 (as above); from 0.22 it stays on (NixlConnector is SupportsHMA) and kvplan refuses.
-  Recurrent (Mamba, GDN) layers: the one state slot (`clip_ssm_state_blocks`), conv and SSM
+  Recurrent (Mamba, GDN) layers, from 0.22: the one state slot (`clip_ssm_state_blocks`; from
+  0.27, before it every slot with the speculative scratch: connector_releases), conv and SSM
   state (nixl/base_worker.py `_build_mamba_remote`: the state's own bytes, not the padded
   page).
 - How many tokens (base_scheduler.py `_prefill_backoff`): T = I, except models with recurrent
@@ -72,7 +75,19 @@ from kvplan.engines.handover import (
     unique_head_sources,
 )
 from kvplan.engines.launch import LaunchLayout
-from kvplan.engines.vllm.alloc import get_platform, hybrid_manager_on
+from kvplan.engines.vllm.alloc import get_platform, hybrid_manager_on, mamba_cache_mode
+from kvplan.engines.vllm.connector_releases import (
+    INDEXER_SINCE,
+    MOONCAKE_GQA_HEADS_SINCE,
+    MOONCAKE_HETERO_TP_SINCE,
+    MOONCAKE_HMA_SINCE,
+    MOONCAKE_RECURRENT_SINCE,
+    NIXL_HMA_SINCE,
+    NIXL_RECURRENT_SINCE,
+    mooncake_gqa_tp_runs,
+    mooncake_state_slots,
+    nixl_state_slots,
+)
 from kvplan.engines.vllm.dp_balance import VLLM_DP_BALANCE, VllmDpBalance
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.profiles import vllm_profile
@@ -91,15 +106,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # The KV Transfer metrics log line (PR 25388) and the pull rules above are read from 0.32.0;
 # the rules for full attention and MLA (every block, the partial one too: PR 21074) hold from
-# 0.11.0, the first release with that log line. Sliding-window clipping, the recurrent state
-# slot and the recurrent backoff are read from 0.32.0 only; sliding layers with the hybrid
-# manager off (a connector before 0.22: every block) from 0.11.0 (nixl011_65).
+# 0.11.0, the first release with that log line; sliding layers with the hybrid manager off (a
+# connector before 0.22: every block) from 0.11.0 (nixl011_65). Sliding-window clipping, the
+# recurrent state and the recurrent backoff by release: kvplan.engines.vllm.connector_releases
+# (nixlmc66); the indexer's from 0.32.0 only.
 NIXL_SINCE = (0, 11)
-HYBRID_RULES_SINCE = (0, 32)
 # MooncakeConnector (class docstring): in vLLM from 0.13.0; its per-rank slices for unequal TP
-# sizes read from 0.32.0 only.
+# sizes from 0.19.0 (connector_releases).
 MOONCAKE_SINCE = (0, 13)
-HETERO_TP_SINCE = (0, 32)
 # Decode steps beside the transfer before the first token (module docstring): half a step to
 # be scheduled, one to recompute the last prompt token.
 FIRST_TOKEN_STEPS = 0.5 + 1
@@ -127,13 +141,16 @@ def nixl_llama4_window(spec: ModelSpec, version: str | None) -> bool:
 
 
 def _units(cache: CacheKind, tokens: int, block: int, *, hybrid: bool = True,
-           chunk_window: bool = False) -> tuple[int, str]:
+           chunk_window: bool = False,
+           state_slots: tuple[int, str] = (1, "the state slot (clip_ssm_state_blocks)")
+           ) -> tuple[int, str]:
     """The blocks (or state slots) of `cache` one request's handover moves: `hybrid`, the
     decode pool runs vLLM's hybrid KV-cache manager (kvplan.engines.vllm.kv_transfer; off:
     sliding and chunked layers are full attention); `chunk_window`: NIXL's Llama 4 clip of
-    chunked layers (`nixl_llama4_window`)."""
+    chunked layers (`nixl_llama4_window`); `state_slots`: a recurrent layer's slots and why
+    (the connector's `_state_slots`)."""
     if cache.is_state:
-        return 1, "the state slot (clip_ssm_state_blocks)"
+        return state_slots
     blocks = cdiv(tokens, block)
     if isinstance(cache, SlidingWindowCache) and hybrid:
         window = cdiv(cache.window, block) + 1
@@ -168,35 +185,20 @@ def _hybrid_manager(caches: list[CacheKind], version: str | None,
         kv_transfer=True)
 
 
-def _check_layer_kinds(spec: ModelSpec, caches: list[CacheKind], version: str | None,
-                       connector: str, short: str, *, hybrid: bool,
-                       unified_since: tuple[int, int] | None) -> None:
-    """The layer kinds the connector's rules are read for, by version and by whether the decode
-    pool runs the hybrid KV-cache manager (`hybrid`): sliding-window, recurrent and indexer
-    groups from 0.32 only; with the manager off (a connector before 0.22), sliding-window
-    layers run as full attention, read from `unified_since` (None: not read for this
-    connector); chunked local attention with the manager off (run as full attention),
-    refused with it on (from 0.22 with a connector, or asked): both connectors clip sliding
-    groups only, their chunked groups' handover is not read."""
-    sliding = any(isinstance(c, SlidingWindowCache) for c in caches)
-    unified = (sliding and not hybrid and unified_since is not None
-               and version_key(version) >= unified_since)
-    hybrid_kinds = any(c.is_state or isinstance(c, IndexerCache) for c in caches) or (
-        sliding and not unified)
-    if hybrid_kinds and version_key(version) < HYBRID_RULES_SINCE:
-        raise InputError(f"--engine-version {version}: kvplan reads {short}'s sliding-window, "
-                         "recurrent and indexer rules from vLLM 0.32 only; give 0.32 or newer")
-    if any(isinstance(c, ChunkedLocalCache) for c in caches) and hybrid:
-        # From 0.14.1 chunked local attention keeps the hybrid manager on (config/vllm.py
-        # 0.32.0 :2148-2185), and from 0.22 a SupportsHMA connector leaves it on
-        # (kvplan.engines.vllm.kv_transfer): their chunked groups are handed over by rules
-        # (get_exchange_clipped_blocks / get_sw_clipped_blocks clip sliding groups only) not
-        # read.
-        raise UnmodelledError(
-            f"--disagg: {spec.id}'s chunked local attention layers keep vLLM's hybrid "
-            f"KV-cache manager on (vLLM {version or 'default'}), and what "
-            f"{connector} hands over for a chunked group is not read; give "
-            "--engine-version 0.21 or older")
+def _text(release: tuple[int, int]) -> str:
+    return ".".join(map(str, release))
+
+
+def _spec_and_align(version: str | None, inputs: PlanInputs | None,
+                    caches: list[CacheKind]) -> tuple[int, bool]:
+    """The drafter's speculative tokens (MambaSpec.num_speculative_blocks) and whether the
+    recurrent groups run mamba cache mode 'align' (alloc.mamba_cache_mode: the allocator's
+    rule), for a decode role launched with `inputs`."""
+    if inputs is None:
+        return 0, False
+    mode = mamba_cache_mode(vllm_profile(version), inputs.prefix_caching,
+                            has_attention=any(not c.is_state for c in caches))
+    return inputs.num_speculative_tokens, mode == "align"
 
 
 def _tokens_moved(input_len: int, caches: list[CacheKind]) -> int:
@@ -238,9 +240,10 @@ class _VllmConnector:
     since_text: str
     tp_rule: str  # the code that pairs prefill and decode TP sizes (handover_tps' refusals)
     short: str  # the connector as the refusal of an unread layer kind names it
-    # The first release whose handover of sliding-window layers run as full attention (the
-    # hybrid manager off: a connector before 0.22) is read; None: not read.
-    unified_since: tuple[int, int] | None = None
+    # SupportsHMA from (the manager on with it, its sliding-window clip read from there) and
+    # its recurrent-state handover read from (kvplan.engines.vllm.connector_releases).
+    hma_since: tuple[int, int] = (0, 0)
+    recurrent_since: tuple[int, int] = (0, 32)
     # The worker clips Llama 4's chunked layers to their chunk (NIXL to 0.17:
     # `nixl_llama4_window`).
     llama4_window: bool = False
@@ -286,26 +289,67 @@ class _VllmConnector:
         p_tp, d_tp = handover_tps(input_len, prefill, decode, self.tp_rule)
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
         hybrid = _hybrid_manager(caches, version, inputs)
-        _check_layer_kinds(spec, caches, version, self.name, self.short, hybrid=hybrid,
-                           unified_since=self.unified_since)
+        self._check_layer_kinds(spec, caches, version, hybrid=hybrid)
         window = self.llama4_window and nixl_llama4_window(spec, version)
-        self._refuse(spec, caches, p_tp, d_tp, version)
-        tokens = _tokens_moved(input_len, caches)
         kv_heads = getattr(spec.attention, "num_key_value_heads", None)
+        self._refuse(spec, caches, p_tp, d_tp, version, kv_heads)
+        tokens = _tokens_moved(input_len, caches)
+        slots = (self._state_slots(version, _spec_and_align(version, inputs, caches), tokens,
+                                   block_size) if any(c.is_state for c in caches) else (1, ""))
         return assemble(connector=self.name, version=version, input_len=input_len,
                         tokens=tokens, block_size=block_size, decode_stages=decode_stages,
                         d_tp=d_tp, p_tp=p_tp,
                         units=lambda c: _units(c, tokens, block_size, hybrid=hybrid,
-                                               chunk_window=window),
+                                               chunk_window=window, state_slots=slots),
                         sources=lambda c, r, n: _sources(c, r, n, d_tp, p_tp, kv_heads),
                         notes=(self._notes(tokens, recomputed=tokens != input_len),),
                         first_token_steps=FIRST_TOKEN_STEPS,
                         unit_bytes=self._unit_bytes(caches, block_size))
 
+    def _check_layer_kinds(self, spec: ModelSpec, caches: list[CacheKind],
+                           version: str | None, *, hybrid: bool) -> None:
+        """The layer kinds this connector's handover is read for at `version`, with the decode
+        pool's hybrid KV-cache manager on or off (`hybrid`): the manager on only with a
+        SupportsHMA connector (vLLM refuses the pair at start-up before `hma_since`);
+        sliding-window groups from there (clipped) or, the manager off, as full attention
+        from the connector's first release; recurrent state from `recurrent_since` (with the
+        manager off vLLM does not start: the allocator refuses); the indexer from 0.32;
+        chunked local groups only with the manager off (run as full attention): with it on
+        (from 0.22 with a connector, or asked) neither connector's chunked handover is read
+        (get_sw_clipped_blocks clips sliding groups only)."""
+        key = version_key(version)
+        local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache)) for c in caches)
+        if hybrid and key < self.hma_since and (local or any(c.is_state for c in caches)):
+            raise InputError(
+                f"--hybrid-kv-cache-manager on: vLLM {version}'s {self.name} is not "
+                f"SupportsHMA (from {_text(self.hma_since)}) and vLLM stops at start-up "
+                "('Connector ... does not support HMA but HMA is enabled', "
+                "kv_connector/factory.py); use auto or off")
+        for kind, since in (("recurrent-state", self.recurrent_since),
+                            ("indexer", INDEXER_SINCE)):
+            has = any(c.is_state if kind == "recurrent-state" else isinstance(c, IndexerCache)
+                      for c in caches)
+            if has and key < since:
+                raise InputError(
+                    f"--engine-version {version}: kvplan reads {self.short}'s {kind} "
+                    f"handover from vLLM {_text(since)}; give {_text(since)} or newer")
+        if any(isinstance(c, ChunkedLocalCache) for c in caches) and hybrid:
+            raise UnmodelledError(
+                f"--disagg: {spec.id}'s chunked local attention layers keep vLLM's hybrid "
+                f"KV-cache manager on (vLLM {version or 'default'}), and what "
+                f"{self.name} hands over for a chunked group is not read; give "
+                "--engine-version 0.21 or older")
+
     def _refuse(self, spec: ModelSpec, caches: list[CacheKind], p_tp: int, d_tp: int,
-                version: str | None) -> None:
+                version: str | None, kv_heads: int | None) -> None:
         """What this connector's handover is not read for, beyond `_check_layer_kinds`."""
         return None
+
+    def _state_slots(self, version: str | None, spec_align: tuple[int, bool], tokens: int,
+                     block_size: int) -> tuple[int, str]:
+        """A recurrent layer's state slots one request moves, and why (`spec_align`: the
+        drafter's speculative tokens, mamba cache mode 'align': `_spec_and_align`)."""
+        raise NotImplementedError
 
     def _notes(self, tokens: int, *, recomputed: bool) -> str:
         """The handover's note: `tokens` prompt tokens' blocks moved (`recomputed`: one short,
@@ -331,8 +375,15 @@ class NixlConnector(_VllmConnector):
                        "source)")
     tp_rule: str = "vLLM's NIXL (kv_connector/utils.py tp_ratio)"
     short: str = "NIXL"
-    unified_since: tuple[int, int] | None = NIXL_SINCE
+    hma_since: tuple[int, int] = NIXL_HMA_SINCE
+    recurrent_since: tuple[int, int] = NIXL_RECURRENT_SINCE
     llama4_window: bool = True
+
+    def _state_slots(self, version: str | None, spec_align: tuple[int, bool], tokens: int,
+                     block_size: int) -> tuple[int, str]:
+        spec_tokens, align = spec_align
+        return nixl_state_slots(version, spec_tokens=spec_tokens, align=align, tokens=tokens,
+                                block=block_size)
 
     def _notes(self, tokens: int, *, recomputed: bool) -> str:
         return (f"{self.name}: the decode ranks read {tokens:,} prompt tokens' blocks"
@@ -364,7 +415,8 @@ class MooncakeConnector(_VllmConnector):
       cdiv(T, block) blocks, the last partly filled one whole. T = I, or I - 1 with recurrent
       layers (:946-953).
     - Recurrent state (Mamba / GDN groups): the group's non-null blocks (:1789-1806), one
-      state slot a request (no speculative blocks, no prefill checkpoint), each the PADDED page
+      state slot a request and one per speculative scratch slot (no SSM clip: 1 +
+      num_speculative_blocks; no prefill checkpoint), each the PADDED page
       (MambaSpec.page_size_bytes returns page_size_padded: the attention page, :2138-2139),
       not the state's own bytes as NIXL moves. "Mamba2 is not validated yet" (:898).
     - Heterogeneous TP (`_compute_sender_transfer_plan` :236-288, from 0.30 with its GQA head
@@ -376,12 +428,13 @@ class MooncakeConnector(_VllmConnector):
       prefill rank's page is written at a byte offset of the decode page (:284-288), with no
       conv / SSM re-layout (NIXL's ssm_conv_transfer_utils): refused here.
     - Since: in vLLM from 0.13.0 (not in 0.12.0's wheel; vLLM PR 24718). 0.13.0-0.15.1 pair
-      decode rank r with prefill rank r only (`remote_port + self.tp_rank`, 0.15.1 :850) and
-      are not SupportsHMA (the hybrid manager is turned off); heterogeneous TP and the
-      sliding-window clip are in 0.20.0 (0.16.0-0.19.1 not read), the stats in 0.22.0, the
-      Mamba path in 0.28.0 (not in 0.24.0), the GQA head branch in 0.30.0 (not in 0.28.0).
-      kvplan: full attention and MLA at equal TP from 0.13; TP mismatches, sliding-window,
-      recurrent and indexer groups from 0.32 (read there only).
+      decode rank r with prefill rank r only (`remote_port + self.tp_rank`, 0.15.1 :850).
+      By release (kvplan.engines.vllm.connector_releases, read from each sdist): SupportsHMA
+      and the sliding-window clip from 0.20.0 (before 0.22 the manager is off with a
+      connector unless asked: sliding and chunked layers as full attention, every block, from
+      0.13), heterogeneous TP from 0.19.0 (the GQA head branch from 0.30.0; before it the TP
+      pairs that lose or misplace heads are refused), the Mamba path from 0.25.0, the stats
+      line in 0.22.0; the indexer read at 0.32 only.
     - The decode side of TTFT: the scheduler's flow is NIXL's (vllm/v1/core/sched/
       scheduler.py, WAITING_FOR_REMOTE_KVS, finished receives reported by `get_finished` at a
       step's end, the last prompt token recomputed): `first_token_steps` 1.5.
@@ -395,21 +448,32 @@ class MooncakeConnector(_VllmConnector):
     tp_rule: str = "vLLM's MooncakeConnector (mooncake_connector.py _get_tp_ratio)"
     short: str = "MooncakeConnector"
 
+    hma_since: tuple[int, int] = MOONCAKE_HMA_SINCE
+    recurrent_since: tuple[int, int] = MOONCAKE_RECURRENT_SINCE
+
+    def _state_slots(self, version: str | None, spec_align: tuple[int, bool], tokens: int,
+                     block_size: int) -> tuple[int, str]:
+        return mooncake_state_slots(spec_align[0])
+
     def _refuse(self, spec: ModelSpec, caches: list[CacheKind], p_tp: int, d_tp: int,
-                version: str | None) -> None:
-        if (any(isinstance(c, ChunkedLocalCache) for c in caches)
-                and vllm_profile(version).chunked_local_hybrid):
-            # MooncakeConnector's handover of chunked layers is read to 0.13 only (run as full
-            # attention there: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0").
-            raise UnmodelledError(
-                f"--disagg: what {self.name} hands over for {spec.id}'s chunked local "
-                f"attention layers is read to vLLM 0.13 only, not {version or 'default'}; give "
-                "--engine-version 0.13")
-        if p_tp != d_tp and version_key(version) < HETERO_TP_SINCE:
+                version: str | None, kv_heads: int | None) -> None:
+        key = version_key(version)
+        if p_tp != d_tp and key < MOONCAKE_HETERO_TP_SINCE:
             raise InputError(
                 f"--prefill-tp {p_tp} / --decode-tp {d_tp}: kvplan reads MooncakeConnector's "
-                "per-rank slices from vLLM 0.32 only (0.13.0-0.15.1 pair decode rank r with "
-                "prefill rank r alone); give --engine-version 0.32 or newer")
+                "per-rank slices from vLLM 0.19 (0.13.0-0.15.1 pair decode rank r with "
+                "prefill rank r alone; 0.16.0-0.18.1 not read); give --engine-version 0.19 "
+                "or newer")
+        if (p_tp != d_tp and key < MOONCAKE_GQA_HEADS_SINCE and kv_heads
+                and not any(_replicated(c) for c in caches)
+                and not mooncake_gqa_tp_runs(p_tp, d_tp, kv_heads)):
+            raise UnmodelledError(
+                f"--prefill-tp {p_tp} / --decode-tp {d_tp}: vLLM {version}'s MooncakeConnector "
+                f"does not move {spec.id}'s {kv_heads} KV heads whole between these TP sizes "
+                "(mooncake_connector.py 0.19.0 - 0.29.0: a prefill TP >= the KV heads counts as "
+                "replicated, one writer per decode rank; else the region lengths must divide, "
+                "_validate_asymmetric_region_lengths); give equal TP sizes or "
+                "--engine-version 0.30 or newer")
         if p_tp != d_tp and any(c.is_state for c in caches):
             raise UnmodelledError(
                 f"--prefill-tp {p_tp} / --decode-tp {d_tp}: {spec.id}'s recurrent state: vLLM's "

@@ -16,8 +16,10 @@ Read from the PyPI wheels' vllm/config (2026-12-07, nixl011_65):
   0.32.0 :2170-2190 (`KVConnectorFactory.supports_hma_config`): off only for a connector that
   does not subclass SupportsHMA. NixlConnector does from 0.18.0 (nixl_connector.py 0.18.0
   :316 `class NixlConnector(KVConnectorBase_V1, SupportsHMA)`; 0.17.1 :304 does not), so from
-  0.22 NIXL keeps the manager (kvplan's other vLLM connector, Mooncake, is SupportsHMA at 0.32,
-  mooncake_connector.py :703; its sliding and chunked handovers are read there only).
+  0.22 NIXL keeps the manager; kvplan's other vLLM connector, Mooncake, is SupportsHMA from
+  0.20.0 (mooncake/mooncake_connector.py 0.20.0:336), so it keeps it from 0.22 too. Before a
+  connector's SupportsHMA release an explicit "on" stops vLLM at start-up (factory.py; refused
+  in kvplan.engines.vllm.connectors; releases: kvplan.engines.vllm.connector_releases).
 
 With the manager off, vllm/v1/core/kv_cache_utils.py `unify_hybrid_kv_cache_specs` (0.11.0
 :1096-1134) makes every sliding-window and chunked-local layer a FullAttentionSpec (the window
