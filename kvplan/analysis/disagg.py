@@ -204,7 +204,8 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
             and (adm := decode_admission_of(req, cand)) is not None else ()),
         extra_yaml=connector.launch_yaml(role, req.engine_version,
                                          req.extra.get("block_size"))), ref=req.model_ref)
-    env = long_context_env(spec, req.context, req.engine)
+    env = (long_context_env(spec, req.context, req.engine)
+           + connector.launch_env(role, req.engine_version, spec))
     return replace(launch, env=launch.env + env) if env else launch
 
 

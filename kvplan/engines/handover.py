@@ -208,6 +208,10 @@ class KvConnector(Protocol):
     def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
         """Lines a role's options file adds (engines configured by YAML), else ""."""
 
+    def launch_env(self, role: str, version: str | None, spec: ModelSpec
+                   ) -> tuple[tuple[str, str], ...]:
+        """Environment variables both roles' commands need for this model, (name, value)."""
+
     def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
                          dp_attention: int, user_max_running: int | None,
                          recv_interval: int = 1) -> DecodeAdmission | None:

@@ -167,6 +167,10 @@ class SglangDisagg:
         return page + (("--disaggregation-mode", role),
                        ("--disaggregation-transfer-backend", self.backend))
 
+    def launch_env(self, role: str, version: str | None, spec: ModelSpec
+                   ) -> tuple[tuple[str, str], ...]:
+        return ()
+
     def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
         return ""
 

@@ -79,6 +79,10 @@ class TrtllmTransceiver:
         self._check_version(version)
         return ()
 
+    def launch_env(self, role: str, version: str | None, spec: ModelSpec
+                   ) -> tuple[tuple[str, str], ...]:
+        return ()
+
     def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
         # docs/source/features/disagg-serving.md: each worker's --extra_llm_api_options
         # carries cache_transceiver_config; tokens_per_block must match on both sides.

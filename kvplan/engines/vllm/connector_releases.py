@@ -25,8 +25,8 @@ NixlConnector (distributed/kv_transfer/kv_connector/v1/nixl_connector.py to 0.19
   tp_mapping.py (0.22.0 = 0.32.0 but for DCP). Read from 0.22.0 (0.20.0 - 0.21.0 keep the
   manager off with a connector unless asked; not read there). Both roles need
   VLLM_SSM_CONV_STATE_LAYOUT=DS (worker.py 0.22.0:256-258, base_worker.py 0.32.0:606-608
-  assert it; the default is "SD", mamba_utils.py get_conv_state_layout): kvplan's launch
-  lines carry no environment, so they do not print it. How many slots:
+  assert it; the default is "SD", mamba_utils.py get_conv_state_layout): `plan --disagg`
+  prints it before both roles' commands (connectors.py `launch_env`). How many slots:
   - 0.22.0 - 0.26.0: no SSM clip (`get_sw_clipped_blocks` clips sliding groups only): every
     slot of the group moves, the running state and the `num_speculative_blocks` scratch
     slots (single_type_kv_cache_manager.py 0.22.0 MambaManager: 1 + num_speculative_blocks a

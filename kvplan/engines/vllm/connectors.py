@@ -247,6 +247,9 @@ class _VllmConnector:
     # The worker clips Llama 4's chunked layers to their chunk (NIXL to 0.17:
     # `nixl_llama4_window`).
     llama4_window: bool = False
+    # From this release the worker asserts VLLM_SSM_CONV_STATE_LAYOUT=DS for a model with
+    # recurrent layers (NIXL: `launch_env`); None: never.
+    conv_state_ds_since: tuple[int, int] | None = None
 
     def launch_groups(self, role: str, version: str | None, block_size: int | None
                       ) -> tuple[tuple[str, ...], ...]:
@@ -263,6 +266,19 @@ class _VllmConnector:
 
     def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
         return ""
+
+    def launch_env(self, role: str, version: str | None, spec: ModelSpec
+                   ) -> tuple[tuple[str, str], ...]:
+        """VLLM_SSM_CONV_STATE_LAYOUT=DS on both roles where the connector's worker asserts
+        it for a model with recurrent (Mamba, GDN) layers: NixlConnector from 0.22.0
+        (nixl/worker.py 0.22.0:250-259, base_worker.py 0.27.0:316, 0.31.0:641, 0.32.0:600-609
+        `assert is_conv_state_dim_first()`, "Set VLLM_SSM_CONV_STATE_LAYOUT=DS"; vLLM's
+        default layout is "SD": model_executor/layers/mamba/mamba_utils.py 0.32.0:29-50
+        `get_conv_state_layout`). MooncakeConnector asserts no layout (0.25.0 - 0.32.0)."""
+        since = self.conv_state_ds_since
+        if since is None or spec.num_recurrent_layers == 0 or version_key(version) < since:
+            return ()
+        return (("VLLM_SSM_CONV_STATE_LAYOUT", "DS"),)
 
     def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
                          dp_attention: int, user_max_running: int | None,
@@ -378,6 +394,7 @@ class NixlConnector(_VllmConnector):
     hma_since: tuple[int, int] = NIXL_HMA_SINCE
     recurrent_since: tuple[int, int] = NIXL_RECURRENT_SINCE
     llama4_window: bool = True
+    conv_state_ds_since: tuple[int, int] | None = NIXL_RECURRENT_SINCE
 
     def _state_slots(self, version: str | None, spec_align: tuple[int, bool], tokens: int,
                      block_size: int) -> tuple[int, str]:
