@@ -192,6 +192,7 @@ def test_async_scheduling_by_release() -> None:
     for version in ("0.16.0", "0.19.0"):
         mode, _ = pipeline_async(spec, version=version, pp=2, asked=None)
         assert mode is not None and (mode.runner, mode.lag, mode.stagger) == ("V1", 1, 1)
+        assert mode.every_batch  # no skip of prompt-chunk batches before 0.20
         assert pipeline_async(spec, version=version, pp=2, asked=False)[0] is None
     # 0.32: on on V2 (a dense model), a lag and stagger of PP.
     mode, _ = pipeline_async(spec, version="0.32.0", pp=3, asked=None)
@@ -200,7 +201,7 @@ def test_async_scheduling_by_release() -> None:
     mode, note = vllm_pp_async("0.32.0", 2, asked=None, v2_runner=False)
     assert mode is None and "turns it off at PP > 1 on model runner V1" in note
     mode, _ = vllm_pp_async("0.32.0", 2, asked=True, v2_runner=False)
-    assert mode is not None and mode.runner == "V1"
+    assert mode is not None and mode.runner == "V1" and not mode.every_batch
 
 
 def _async_run(pipe: PipelineCost, specs: list[RequestSpec], budget: int):
@@ -223,12 +224,28 @@ def test_async_v1_two_batches_by_hand() -> None:
     token, nothing scheduled; C back at 29: token 3, finished. Tokens at 9, 19, 29: 10 ms a
     token, against 9 ms synchronous (9, 18, 27: each decode after its token is back)."""
     pipe = replace(_pipeline((3e-3, 5e-3), 1e-3, depth=2),
-                   async_mode=PipelineAsync(lag=1, stagger=1, runner="V1"))
+                   async_mode=PipelineAsync(lag=1, stagger=1, runner="V1", every_batch=True))
     specs = [RequestSpec(arrival_s=0.0, prompt_len=4, output_len=3)]
     (r,) = _async_run(pipe, specs, budget=4).finished
     assert (r.first_token_s, r.finish_s) == pytest.approx((9e-3, 29e-3))
     (s,) = _run(_pipeline((3e-3, 5e-3), 1e-3, depth=2), specs, budget=4).finished
     assert (s.first_token_s, s.finish_s) == pytest.approx((9e-3, 27e-3))
+
+
+def test_async_v1_chunk_batches_by_release() -> None:
+    """An 8-token prompt in two chunks of 4 (3 and 5 ms stages, 1 ms send, a queue of 2, 2
+    output tokens). From 0.20 a batch of prompt chunks short of their end broadcasts nothing:
+    A = chunk 1 at 0, [0, 3], [4, 9]; B = chunk 2 at 0 (it samples: a placeholder) waits for
+    nothing: [3, 6], [9, 14]; A back at 9 (no token); C = the decode at 9 waits for B's ids,
+    14 + 1: [15, 18], [19, 24]; B back at 14: token 1; at 14, 9 + 2 - 1 >= 8 + 2: nothing
+    more; C back at 24: token 2. To 0.19 every batch broadcasts: B waits for A, 9 + 1: [10, 13],
+    [14, 19]: token 1 at 19; C after B's, 19 + 1: [20, 23], [24, 29]: token 2 at 29."""
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=8, output_len=2)]
+    for every, first, last in ((False, 14e-3, 24e-3), (True, 19e-3, 29e-3)):
+        pipe = replace(_pipeline((3e-3, 5e-3), 1e-3, depth=2), async_mode=PipelineAsync(
+            lag=1, stagger=1, runner="V1", every_batch=every))
+        (r,) = _async_run(pipe, specs, budget=4).finished
+        assert (r.first_token_s, r.finish_s) == pytest.approx((first, last))
 
 
 def test_async_v2_stagger_by_hand() -> None:
@@ -270,7 +287,7 @@ def test_async_pipe_bounds(stages: list[float], send: float, v2: bool,
     sampled ids) each later token no sooner than a pass after the one before."""
     pp = len(stages)
     mode = (PipelineAsync(lag=pp, stagger=pp, runner="V2") if v2
-            else PipelineAsync(lag=1, stagger=1, runner="V1"))
+            else PipelineAsync(lag=1, stagger=1, runner="V1", every_batch=True))
     pipe = replace(_pipeline(tuple(stages), send, depth=pp + v2), async_mode=mode)
     passage = sum(stages) + send * (pp - 1)
     specs = sorted((RequestSpec(arrival_s=a, prompt_len=p, output_len=o) for a, p, o in reqs),

@@ -215,7 +215,7 @@ class PipelineSimulator(Simulator):
             ready = end + send
         self._record(start, end - start, tokens)
         if mode is not None:
-            self._sampled.append(end if mode.gates_every_batch or any(samples) else None)
+            self._sampled.append(end if mode.every_batch or any(samples) else None)
         for (r, n), sampled in zip(scheduled, samples, strict=True):
             r.num_computed += n
             self._holding[r] = self._holding.get(r, 0) + 1

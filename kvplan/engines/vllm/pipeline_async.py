@@ -29,7 +29,11 @@ How the batches follow each other when it runs:
   :3815-3827; 0.19.0 :4170-4180, :4357-4369) and every other stage receives them in
   `sample_tokens` right after its forward of the same batch (0.16.0 :3627-3630; 0.19.0
   :4126-4131), on its compute stream: a stage's next batch starts only after the last stage
-  has sampled this one. LAG 1.
+  has sampled this one. LAG 1. From 0.20 both skip the broadcast of a batch whose every
+  request is a prompt chunk short of its end (`_is_all_reqs_chunked_prefill`, 0.20.0
+  :3777-3784, :4378-4410; 0.32.0 :3930-3937, :4561-4595; vLLM PR 38726; 0.19.0 and 0.19.1
+  have no such check), and 0.32 waits for it when the next batch takes its input ids
+  (`async_op=True`, vLLM PR 51650): still before that batch's forward.
 - V2 runner (from 0.22 where it runs; 0.22 - 0.31 not read beyond config, taken as 0.32): the
   queue holds PP + 1 batches (0.32.0 config/vllm.py:582-583); a request that samples in step T
   is next eligible for a decode at step T + PP (async_scheduler.py:52-57, scheduler.py:680-684;
@@ -55,11 +59,9 @@ class PipelineAsync:
     lag: int  # batch j's first stage waits for batch j - lag's sampling on the last stage
     stagger: int  # a request that sampled in step T is next scheduled at step T + stagger
     runner: str  # "V1" or "V2"
-
-    @property
-    def gates_every_batch(self) -> bool:
-        """V1 broadcasts after every batch; V2 only after a batch where a request samples."""
-        return self.runner == "V1"
+    # The sampled ids are broadcast after every batch (V1 to 0.19), else only after a batch
+    # where some request samples (V1 from 0.20, V2).
+    every_batch: bool = False
 
 
 def vllm_pp_async(version: str | None, pp: int, *, asked: bool | None, v2_runner: bool
@@ -87,7 +89,7 @@ def vllm_pp_async(version: str | None, pp: int, *, asked: bool | None, v2_runner
         how = (f"V2 runner: a request decodes every {pp}th batch, batch T + {pp}'s first stage "
                "waits for batch T's sampled ids")
     else:
-        mode = PipelineAsync(lag=1, stagger=1, runner="V1")
+        mode = PipelineAsync(lag=1, stagger=1, runner="V1", every_batch=key < (0, 20))
         how = ("V1 runner: a request decodes in consecutive batches (output placeholders), each "
                "batch's first stage waits for the last stage's sampled ids of the batch before")
     return mode, f"async scheduling with PP ({how}; kvplan.engines.vllm.pipeline_async)"
