@@ -493,7 +493,9 @@ def test_cli_json_contract(tmp_path: Path) -> None:
 def test_cli_refusals() -> None:
     for args, text in (
         (["--engine", "trtllm", "--rate", "1", "--engine-version", "0.21"], "1.0 - 1.3"),
-        (["--rate", "1", "--pp", "2"], "--pp"),
+        # vLLM before 0.16 refuses async scheduling with PP (ppasync66; simulated from 0.16).
+        (["--rate", "1", "--pp", "2", "--engine-version", "0.15.1", "--async-scheduling"],
+         "--pp above 1"),
         ([], "--rate"),
         (["--rate", "1", "--trace-format", "azure"], "--trace"),
         (["--concurrency", "2", "--input-len", "9000"], "exceed the max model length"),

@@ -5,6 +5,7 @@ by hand."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -17,11 +18,13 @@ from kvplan.analysis.simulate.pipeline import PipelineCost, PipelineSimulator, p
 from kvplan.analysis.simulate.sim_types import SchedulerConfig
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.cli import app
+from kvplan.engines.vllm.engine_core import EngineCoreCost
 from kvplan.engines.vllm.pipeline import (
     vllm_pp_drains_done,
     vllm_pp_partition,
     vllm_pp_send_bytes,
 )
+from kvplan.engines.vllm.pipeline_async import PipelineAsync, vllm_pp_async
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.layout import Layout
 from kvplan.perf.mixed_step import MixedStepCost
@@ -161,7 +164,7 @@ def test_cli_pp() -> None:
     text = runner.invoke(app, [*base[:-2], "--pp", "2"])
     assert "pipeline parallelism: 2 stages of 16, 16 layers" in " ".join(text.stdout.split())
     for args, text in ((["--engine", "sglang"], "only vLLM's pipeline"),
-                       (["--async-scheduling"], "--no-async-scheduling")):
+                       (["--async-scheduling"], "vLLM before 0.16 refuses it")):
         result = runner.invoke(app, [*base, "--pp", "2", *args])
         assert result.exit_code == 2 and text in result.stderr, result.output
         assert len(result.stderr.strip().splitlines()) == 1
@@ -178,15 +181,124 @@ def test_send_seconds_by_hand() -> None:
 
 
 def test_async_scheduling_by_release() -> None:
-    spec = load_model("llama-3.1-8b")[0]
-    # Off by default at PP > 1 to 0.15 (0.14.1 config/vllm.py:590): simulated.
-    assert pipeline_async(spec, version="0.12.0", pp=2, asked=None) is False
-    assert pipeline_async(spec, version="0.15.1", pp=2, asked=None) is False
-    # On by default from 0.16 (and on V2 from 0.31): refused unless turned off.
-    for version in ("0.16.0", "0.19.0", "0.32.0"):
-        with pytest.raises(InputError, match="--no-async-scheduling"):
-            pipeline_async(spec, version=version, pp=2, asked=None)
-        assert pipeline_async(spec, version=version, pp=2, asked=False) is False
+    spec = load_model("llama-3.1-8b")[0]  # dense: model runner V2 from 0.25
+    # Off by default at PP > 1 to 0.15 (0.14.1 config/vllm.py:590-596), refused asked (:562-568).
+    for version in ("0.12.0", "0.15.1"):
+        mode, note = pipeline_async(spec, version=version, pp=2, asked=None)
+        assert mode is None and "before 0.16 turns it off" in note
+        with pytest.raises(InputError, match="vLLM before 0.16 refuses it"):
+            pipeline_async(spec, version=version, pp=2, asked=True)
+    # On by default from 0.16 with no PP condition: the V1 runner's (0.16.0, 0.19.0).
+    for version in ("0.16.0", "0.19.0"):
+        mode, _ = pipeline_async(spec, version=version, pp=2, asked=None)
+        assert mode is not None and (mode.runner, mode.lag, mode.stagger) == ("V1", 1, 1)
+        assert mode.every_batch  # no skip of prompt-chunk batches before 0.20
+        assert pipeline_async(spec, version=version, pp=2, asked=False)[0] is None
+    # 0.32: on on V2 (a dense model), a lag and stagger of PP.
+    mode, _ = pipeline_async(spec, version="0.32.0", pp=3, asked=None)
+    assert mode is not None and (mode.runner, mode.lag, mode.stagger) == ("V2", 3, 3)
+    # From 0.31 turned off on V1 by default (0.32.0 config/vllm.py:1634-1641), kept asked.
+    mode, note = vllm_pp_async("0.32.0", 2, asked=None, v2_runner=False)
+    assert mode is None and "turns it off at PP > 1 on model runner V1" in note
+    mode, _ = vllm_pp_async("0.32.0", 2, asked=True, v2_runner=False)
+    assert mode is not None and mode.runner == "V1" and not mode.every_batch
+
+
+def _async_run(pipe: PipelineCost, specs: list[RequestSpec], budget: int):
+    pool = KVPool(1000, (GroupRule(kind="full", block_size=16),), caching=False)
+    config = SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=budget,
+                             max_model_len=4096, async_scheduling=True)
+    sim = PipelineSimulator(pool, config, _Const(0.0), pipe)  # type: ignore[arg-type]
+    return sim.run(specs)
+
+
+def test_async_v1_two_batches_by_hand() -> None:
+    """PP 2 with vLLM 0.16-0.19's async scheduling on the V1 runner (lag 1, a queue of 2):
+    stages 3 and 5 ms, a 1 ms send (also the sampled ids' broadcast), one 4-token prompt of 3
+    output tokens at t = 0, a budget of 4. By hand (ms): A = the prompt at 0: stage 0 [0, 3],
+    stage 1 [4, 9]; it samples, one placeholder. The queue has room: B = its first decode at 0
+    (4 + 1 placeholder - 4 computed = 1 token; 4 + 2 - 1 = 5 < 4 + 3), two batches in flight;
+    its first stage waits for A's sampled ids, 9 + 1 = 10: [10, 13], [14, 19]. Queue full: A
+    back at 9, the first token. C at 9 (5 + 1 - 5 = 1 token; 5 + 2 - 1 = 6 < 7): [20, 23],
+    [24, 29]. B back at 19: token 2. At 19, 6 + 2 - 1 = 7 >= 7: the placeholder reaches the last
+    token, nothing scheduled; C back at 29: token 3, finished. Tokens at 9, 19, 29: 10 ms a
+    token, against 9 ms synchronous (9, 18, 27: each decode after its token is back)."""
+    pipe = replace(_pipeline((3e-3, 5e-3), 1e-3, depth=2),
+                   async_mode=PipelineAsync(lag=1, stagger=1, runner="V1", every_batch=True))
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=4, output_len=3)]
+    (r,) = _async_run(pipe, specs, budget=4).finished
+    assert (r.first_token_s, r.finish_s) == pytest.approx((9e-3, 29e-3))
+    (s,) = _run(_pipeline((3e-3, 5e-3), 1e-3, depth=2), specs, budget=4).finished
+    assert (s.first_token_s, s.finish_s) == pytest.approx((9e-3, 27e-3))
+
+
+def test_async_v1_chunk_batches_by_release() -> None:
+    """An 8-token prompt in two chunks of 4 (3 and 5 ms stages, 1 ms send, a queue of 2, 2
+    output tokens). From 0.20 a batch of prompt chunks short of their end broadcasts nothing:
+    A = chunk 1 at 0, [0, 3], [4, 9]; B = chunk 2 at 0 (it samples: a placeholder) waits for
+    nothing: [3, 6], [9, 14]; A back at 9 (no token); C = the decode at 9 waits for B's ids,
+    14 + 1: [15, 18], [19, 24]; B back at 14: token 1; at 14, 9 + 2 - 1 >= 8 + 2: nothing
+    more; C back at 24: token 2. To 0.19 every batch broadcasts: B waits for A, 9 + 1: [10, 13],
+    [14, 19]: token 1 at 19; C after B's, 19 + 1: [20, 23], [24, 29]: token 2 at 29."""
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=8, output_len=2)]
+    for every, first, last in ((False, 14e-3, 24e-3), (True, 19e-3, 29e-3)):
+        pipe = replace(_pipeline((3e-3, 5e-3), 1e-3, depth=2), async_mode=PipelineAsync(
+            lag=1, stagger=1, runner="V1", every_batch=every))
+        (r,) = _async_run(pipe, specs, budget=4).finished
+        assert (r.first_token_s, r.finish_s) == pytest.approx((first, last))
+
+
+def test_async_v2_stagger_by_hand() -> None:
+    """The V2 runner (0.32: lag and stagger PP = 2, a queue of 3), the same request: A = the
+    prompt at step 1, [0, 3], [4, 9], next decode eligible at step 3; step 2 schedules nothing
+    (wait for A: token 1 at 9); step 3 at 9: B [9, 12], [13, 18] (no batch two before it);
+    step 4 nothing (token 2 at 18); step 5 at 18: C waits for A's ids (9 + 1 = 10, long
+    passed): [18, 21], [22, 27]: tokens at 9, 18, 27, the synchronous run's."""
+    pipe = replace(_pipeline((3e-3, 5e-3), 1e-3, depth=3),
+                   async_mode=PipelineAsync(lag=2, stagger=2, runner="V2"))
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=4, output_len=3)]
+    (r,) = _async_run(pipe, specs, budget=4).finished
+    assert (r.first_token_s, r.finish_s) == pytest.approx((9e-3, 27e-3))
+
+
+def test_host_before_each_batch_by_hand() -> None:
+    """The engine core's host work (EngineCoreCost: 0.5 ms a batch, 0 a request) before a
+    batch enters the first stage, synchronous PP 2 (stages 3 and 5 ms, 1 ms send): A at 0,
+    host [0, 0.5], [0.5, 3.5], [4.5, 9.5]: token 1 at 9.5; the decode at 9.5, host to 10,
+    [10, 13], [14, 19]: token 2 at 19. A token every 9.5 ms = host + the 9 ms pass, PP 1's
+    synchronous rule (host + GPU step)."""
+    host = EngineCoreCost(s_per_step=0.5e-3, s_per_request=0.0, source="test")
+    pipe = replace(_pipeline((3e-3, 5e-3), 1e-3, depth=2), host=host)
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=4, output_len=3)]
+    (r,) = _run(pipe, specs, budget=4).finished
+    assert (r.first_token_s, r.finish_s) == pytest.approx((9.5e-3, 28.5e-3))
+
+
+@settings(max_examples=30, deadline=None)
+@given(stages=st.lists(st.floats(1e-4, 1e-2), min_size=2, max_size=4),
+       send=st.floats(0, 1e-3), v2=st.booleans(),
+       reqs=st.lists(st.tuples(st.floats(0, 0.05), st.integers(1, 40), st.integers(1, 6)),
+                     min_size=1, max_size=8),
+       budget=st.integers(1, 64))
+def test_async_pipe_bounds(stages: list[float], send: float, v2: bool,
+                           reqs: list[tuple[float, int, int]], budget: int) -> None:
+    """With async scheduling every request still ends with exactly its tokens, its first no
+    sooner than one pass after it arrives, and (V1: each batch waits for the one before's
+    sampled ids) each later token no sooner than a pass after the one before."""
+    pp = len(stages)
+    mode = (PipelineAsync(lag=pp, stagger=pp, runner="V2") if v2
+            else PipelineAsync(lag=1, stagger=1, runner="V1", every_batch=True))
+    pipe = replace(_pipeline(tuple(stages), send, depth=pp + v2), async_mode=mode)
+    passage = sum(stages) + send * (pp - 1)
+    specs = sorted((RequestSpec(arrival_s=a, prompt_len=p, output_len=o) for a, p, o in reqs),
+                   key=lambda s: s.arrival_s)
+    state = _async_run(pipe, specs, budget)
+    assert len(state.finished) == len(specs)
+    for r in state.finished:
+        assert r.num_output == r.output_len
+        assert r.first_token_s - r.sent_s >= passage * (1 - 1e-9)
+        if r.output_len > 1 and not v2:
+            assert (r.finish_s - r.first_token_s) / (r.output_len - 1) >= passage * (1 - 1e-9)
 
 
 def test_drains_done_by_release() -> None:
@@ -204,7 +316,7 @@ class _Counting(PipelineSimulator):
         oldest = self._queue[0] if self._queue else None
         done = super()._execute()
         if oldest is not None and (not self._queue or self._queue[0] is not oldest):
-            self.stale += sum(1 for r, _, p, _ in oldest.items if r.preemptions != p)
+            self.stale += sum(1 for r, _, p, _, _ in oldest.items if r.preemptions != p)
         return done
 
 

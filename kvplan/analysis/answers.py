@@ -93,6 +93,7 @@ class RatePlanHeadline:
     replicas: int | None = None
     # With attention DP: the layout in the engine's words (RatePlan.layout_text); None without.
     dp_attention_layout: str | None = None
+    pp: int = 1  # pipeline stages of each replica
 
 
 def rate_plan_headline(plan: RatePlan) -> RatePlanHeadline:
@@ -100,7 +101,7 @@ def rate_plan_headline(plan: RatePlan) -> RatePlanHeadline:
     base = {"rate": plan.rate, "gpu": plan.gpu, "max_gpus": plan.max_gpus}
     if best is None:
         return RatePlanHeadline(**base)
-    return RatePlanHeadline(**base, gpus=best.gpus, tp=best.tp, replicas=best.dp,
+    return RatePlanHeadline(**base, gpus=best.gpus, tp=best.tp, replicas=best.dp, pp=best.pp,
                             dp_attention_layout=plan.layout_text(best) if best.dp_attention
                             else None)
 

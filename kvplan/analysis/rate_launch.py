@@ -40,7 +40,7 @@ def trial_layout(trial: LayoutTrial, gpus_per_node: int) -> LaunchLayout:
     replicas of `tp` GPUs, or one attention-DP engine of the trial's (each of its `engines`
     copies') GPUs, attention DP over its ranks and the experts over `ep` of them."""
     if not trial.dp_attention:
-        return LaunchLayout(tp=trial.tp, dp=trial.dp, ep=trial.ep,
+        return LaunchLayout(tp=trial.tp, pp=trial.pp, dp=trial.dp, ep=trial.ep,
                             gpus_per_node=gpus_per_node)
     return LaunchLayout(tp=trial.gpus // trial.engines, dp=trial.ranks, ep=trial.ep,
                         dp_attention=True, gpus_per_node=gpus_per_node)

@@ -198,7 +198,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          limit_mm_per_prompt=limit_mm_per_prompt,
                          skip_mm_profiling=skip_mm_profiling, executor=executor,
                          settings=settings, cost_rules=cost_rules, dp_attention=dp_attention,
-                         gpus_per_node=gpus_per_node, scale_out=scale_out,
+                         gpus_per_node=gpus_per_node, scale_out=scale_out, nodes=nodes,
                          jobs=usable_cpus() if jobs is None else jobs)
     launch, refused = None, ""
     if search.best is not None:

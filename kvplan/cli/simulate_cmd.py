@@ -79,7 +79,7 @@ def simulate_cmd(
     tp: Annotated[int, typer.Option("--tp", "--tensor-parallel-size", "-tp", min=1,
                                     help="Tensor-parallel degree.")] = 1,
     pp: Annotated[int, typer.Option("--pp", "--pipeline-parallel-size", min=1,
-                                    help="Pipeline stages (vLLM; --no-async-scheduling).")] = 1,
+                                    help="Pipeline stages (vLLM only).")] = 1,
     dp: Annotated[int, typer.Option(
         "--dp", "--data-parallel-size", min=1,
         help="Data-parallel replicas, each its own scheduler and pool; requests dealt out "

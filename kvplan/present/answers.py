@@ -69,7 +69,8 @@ def rate_plan_answer(h: RatePlanHeadline) -> str:
     if h.dp_attention_layout is not None:
         return (f"MEETS: {h.rate:g} req/s within the SLOs on {h.gpus} x {h.gpu} "
                 f"({h.dp_attention_layout})")
-    return (f"MEETS: {h.rate:g} req/s within the SLOs on {h.gpus} x {h.gpu} (tp {h.tp} x "
+    stages = f" x pp {h.pp}" if h.pp > 1 else ""
+    return (f"MEETS: {h.rate:g} req/s within the SLOs on {h.gpus} x {h.gpu} (tp {h.tp}{stages} x "
             f"{h.replicas} replica{'' if h.replicas == 1 else 's'})")
 
 

@@ -33,7 +33,9 @@ def _trial(plan: RatePlan, t: LayoutTrial) -> dict[str, Any]:
             "running_cap": t.running_cap,
             # The independent servers the stream is dealt to (replicas, attention-DP engines)
             # and the attention-DP ranks of each (1 without attention DP).
-            "servers": t.servers, "ranks": t.ranks}
+            "servers": t.servers, "ranks": t.ranks,
+            # Pipeline stages of each replica, only where the layout has some.
+            **({"pp": t.pp} if t.pp > 1 else {})}
 
 
 def _label(t: LayoutTrial, plain: str = "{tp} x {dp}") -> str:
@@ -41,7 +43,7 @@ def _label(t: LayoutTrial, plain: str = "{tp} x {dp}") -> str:
     ranks (a note gives the engine's words), "2 x (N DP-attn)" for two such engines, ", TP 2"
     after it where each rank is 2 GPUs."""
     if not t.dp_attention:
-        return plain.format(tp=t.tp, dp=t.dp)
+        return plain.format(tp=t.tp, dp=t.dp) + (f", PP {t.pp}" if t.pp > 1 else "")
     one = f"{t.ranks} DP-attn" + (f", TP {t.tp}" if t.tp > 1 else "")
     return f"{t.engines} x ({one})" if t.engines > 1 else one
 
@@ -50,8 +52,9 @@ def _label(t: LayoutTrial, plain: str = "{tp} x {dp}") -> str:
 NOT_SEARCHED = ("replicas of an attention-DP engine over a node and a part of another (no "
                 "engine's launch places one so), an engine over a number of nodes above the "
                 "model's attention heads or routed experts in GPUs (every engine's check "
-                "refuses it), pipeline parallelism (the simulator does not "
-                "time pipeline stages)")
+                "refuses it), pipeline parallelism other than vLLM's TP = the GPUs of a node x "
+                "PP = nodes for a model no TP engine within a node holds (SGLang's and "
+                "TensorRT-LLM's pipelines are not simulated)")
 
 
 def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
@@ -64,7 +67,7 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         "slo": {"ttft_ms": plan.slo_ttft_ms, "tpot_ms": plan.slo_tpot_ms,
                 "percentile": plan.percentile},
         "gpus": None if best is None else best.gpus,
-        "layout": None if best is None else {"tp": best.tp, "pp": 1,
+        "layout": None if best is None else {"tp": best.tp, "pp": best.pp,
                                              "dp_attention": best.dp_attention, "ep": best.ep},
         "replicas": None if best is None else best.dp,
         "goodput": None if best is None or best.metrics is None else best.metrics.goodput,
@@ -84,7 +87,10 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         # The GPUs one engine was tried on (TP, or attention DP), and what was not searched.
         "search": {"engine_gpus": list(plan.sizes), "not_searched": NOT_SEARCHED,
                    # The fabric between nodes, only where --link named another than ib-ndr.
-                   **({"link": plan.link} if plan.link_named else {})},
+                   **({"link": plan.link} if plan.link_named else {}),
+                   # The (TP, PP) pipeline engines tried, only where some were.
+                   **({"pipelines": [{"tp": tp, "pp": pp} for tp, pp in plan.search.pipelines]}
+                      if plan.search.pipelines else {})},
     }
 
 
@@ -112,7 +118,8 @@ def rate_plan_view(plan: RatePlan) -> View:
         shape = (f"one engine ({plan.layout_text(best)})"
                  if best.dp_attention and best.engines == 1
                  else f"{best.engines} engines: {plan.layout_text(best)}" if best.dp_attention
-                 else f"TP {best.tp} x {best.dp} replica(s)")
+                 else f"TP {best.tp} x {best.dp} replica(s)" if best.pp == 1
+                 else f"TP {best.tp} x PP {best.pp} x {best.dp} replica(s)")
         notes = [f"MEETS: {best.gpus} {plan.gpu} GPU(s), {shape}, serve {plan.rate:g} req/s "
                  f"within {slos} at {key}"
                  + ("" if goodput is None else f", goodput {goodput:,.2f} req/s")
@@ -125,6 +132,14 @@ def rate_plan_view(plan: RatePlan) -> View:
             notes.append(f"One fewer: {last.gpus} GPU(s) ({shape}) misses ({why}).")
     notes.append("Each layout simulated on the same request stream (`kvplan simulate`'s "
                  "scheduler and cost model); fewest GPUs first.")
+    if plan.search.pipelines:
+        tp = plan.search.pipelines[0][0]
+        stages = ", ".join(str(pp) for _, pp in plan.search.pipelines)
+        notes.append(f"PP: no TP engine within a node of {plan.gpus_per_node} GPUs holds the "
+                     f"model, so engines of TP {tp} x PP {stages} (vLLM's guide: TP within a "
+                     "node, PP across nodes) were tried after the layouts without PP of each "
+                     "GPU count (`kvplan simulate --pp`; not validated against a measured PP "
+                     "run).")
     attention_dp = [t for t in plan.search.trials if t.dp_attention]
     # The note's example: one engine of N ranks on N GPUs (attention TP 1), as it says.
     one = [t for t in attention_dp if t.engines == 1 and t.tp == 1]

@@ -49,11 +49,12 @@ class HostStepCost:
                                 async_scheduling=self.async_scheduling)
 
 
-def engine_core_stage(scheduler: Scheduler, async_scheduling: bool, asked: bool | None
-                      ) -> tuple[EngineCoreCost | None, str]:
+def engine_core_stage(scheduler: Scheduler, async_scheduling: bool, asked: bool | None, *,
+                      pipeline: bool = False) -> tuple[EngineCoreCost | None, str]:
     """The engine core's host cost for `scheduler`'s engine and the note to show: on by
     default for vLLM (`asked` None), off where asked so (None, no note); asked for another
-    engine, refused (only vLLM's engine core is modelled), else None."""
+    engine, refused (only vLLM's engine core is modelled), else None. `pipeline`: charged
+    before each batch of a pipeline (kvplan.analysis.simulate.pipeline), the note says so."""
     if scheduler is not Scheduler.mixed_token_budget:
         if asked:
             raise InputError("simulate --engine-core-cpu: only vLLM's engine core is modelled "
@@ -64,6 +65,8 @@ def engine_core_stage(scheduler: Scheduler, async_scheduling: bool, asked: bool 
     cost = VLLM_ENGINE_CORE_COST
     how = ("beside each GPU step (async scheduling: the longer of the two)" if async_scheduling
            else "after each GPU step (synchronous scheduling)")
+    if pipeline:
+        how = "on the engine core's thread before each batch enters the first stage"
     return cost, (f"engine core CPU: {cost.s_per_step * 1e6:.1f} us + "
                   f"{cost.s_per_request * 1e6:.2f} us per scheduled request, {how}; "
                   f"{cost.source}")

@@ -21,29 +21,41 @@ recomputes it), and is not admitted again until its stale batches have drained (
 v1/core/sched/scheduler.py:1596-1606 _preempt_request, :2084-2104 update_from_output, :934-938
 the waiting queue's skip; earlier releases not read).
 
-Not modelled at PP > 1: async scheduling (refused: kvplan.analysis.simulate.pipeline.
-pipeline_async), the engine core's host work between batches (not charged), the embedding
-lookup on the first stage (not priced by the cost model at PP 1 either).
+With async scheduling (vLLM's default at PP > 1 from 0.16 on the V1 runner, from 0.31 on V2
+only: kvplan.engines.vllm.pipeline_async) a request that samples in a batch gets an output
+placeholder: its next token is scheduled before the batch's output is back (V1: in the next
+batch; V2: `stagger` batches later), vLLM's skip once the placeholders reach its last token
+kept; and a batch's first stage waits for the last stage's sampled ids of the batch `lag`
+batches before it (the sampled-token broadcast, over the link between stages). A preempted
+request's placeholders are zeroed; its stale batches are delivered as without async.
+
+The engine core's host work (kvplan.engines.vllm.engine_core.EngineCoreCost, the rule PP 1
+charges: `s_per_step` + `s_per_request` x the batch's requests) runs on the engine core's one
+thread before a batch enters the first stage: the next batch is scheduled when it is done. At
+PP 1 this is PP 1's rule (after the GPU step without async scheduling; beside it, the longer
+of the two, with it). Not modelled: the embedding lookup on the first stage (not priced by the
+cost model at PP 1 either). Not validated against a measured PP run (none found).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
-from kvplan._util.versions import version_key
 from kvplan.analysis.simulate.hybrid_pool import HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
+from kvplan.engines.vllm.engine_core import EngineCoreCost
 from kvplan.engines.vllm.pipeline import (
     vllm_pp_batch_queue,
     vllm_pp_drains_done,
     vllm_pp_ranges,
     vllm_pp_send_bytes,
 )
+from kvplan.engines.vllm.pipeline_async import PipelineAsync, vllm_pp_async
 from kvplan.engines.vllm.runner import vllm_runs_v2
 from kvplan.perf.layout import link
 from kvplan.perf.mixed_step import MixedStepCost
@@ -67,10 +79,13 @@ class PipelineCost:
     # Whether the engine core takes a finished oldest batch before scheduling again with room
     # in the queue (kvplan.engines.vllm.pipeline.vllm_pp_drains_done).
     drains_done: bool = False
+    async_mode: PipelineAsync | None = None  # async scheduling (None: synchronous)
+    host: EngineCoreCost | None = None  # the engine core's host work a batch (None: none)
 
     @classmethod
     def of(cls, cost: MixedStepCost, spec: ModelSpec, pp: int, depth: int,
-           partition: tuple[int, ...] | None = None, *, drains_done: bool = False
+           partition: tuple[int, ...] | None = None, *, drains_done: bool = False,
+           async_mode: PipelineAsync | None = None, host: EngineCoreCost | None = None
            ) -> PipelineCost:
         """`cost` (the whole model on one rank of the TP group) split into `pp` stages as vLLM
         splits the layers (kvplan.engines.vllm.pipeline.vllm_pp_ranges); the send over the
@@ -83,7 +98,7 @@ class PipelineCost:
         return cls(stages=stages, depth=depth, hidden_size=spec.hidden_size, tp=tp,
                    send_latency_s=send.latency_s, send_bytes_per_s=send.bytes_per_s,
                    gather_latency_s=gather.latency_s, gather_bytes_per_s=gather.bytes_per_s,
-                   drains_done=drains_done)
+                   drains_done=drains_done, async_mode=async_mode, host=host)
 
     def stage_seconds(self, decode_contexts: list[int], chunks: list[tuple[int, int]]
                       ) -> tuple[float, ...]:
@@ -107,8 +122,9 @@ class PipelineCost:
 
 @dataclass(frozen=True, kw_only=True)
 class _Batch:
-    # (request, tokens, its preemptions then, its computed tokens with this batch's)
-    items: tuple[tuple[SimRequest, int, int, int], ...]
+    # (request, tokens, its preemptions then, its computed tokens with this batch's, whether
+    # it samples a token in this batch)
+    items: tuple[tuple[SimRequest, int, int, int, bool], ...]
     start_s: float  # scheduled
     seconds: float  # until its last stage ends
 
@@ -118,23 +134,45 @@ class PipelineSimulator(Simulator):
 
     def __init__(self, pool: KVPool | HybridPool, config: SchedulerConfig,
                  step_cost: StepCost, pipeline: PipelineCost, *, timeline: bool = False) -> None:
-        if config.async_scheduling:
-            raise ValueError("PipelineSimulator: async scheduling is not modelled")
-        super().__init__(pool, config, step_cost, timeline=timeline, bulk_decode=False)
+        if config.async_scheduling != (pipeline.async_mode is not None):
+            raise ValueError("PipelineSimulator: async scheduling is the pipeline's async_mode")
+        # The batch queue is this loop's (the run loop's PP 1 lookahead stays off).
+        super().__init__(pool, replace(config, async_scheduling=False), step_cost,
+                         timeline=timeline, bulk_decode=False)
         self.pipeline = pipeline
         self._stage_free = [0.0] * len(pipeline.stages)
         self._queue: deque[_Batch] = deque()
         self._holding: dict[SimRequest, int] = {}  # batches in flight holding each request
         self._stale: dict[SimRequest, int] = {}  # of those, the ones from before a preemption
+        self._cpu_free = 0.0  # when the engine core's thread is done with the last batch
+        self._step = 0  # schedule() calls (vLLM's current_step)
+        self._placeholders: dict[SimRequest, int] = {}  # async: tokens sampled, not back yet
+        self._eligible: dict[SimRequest, int] = {}  # async V2: the step of its next decode
+        # async: the last stage's end of the latest batches (None: no sampled-id broadcast)
+        self._sampled: deque[float | None] = deque(maxlen=pipeline.async_mode.lag
+                                                   if pipeline.async_mode else 1)
 
     def _preempt(self, req: SimRequest) -> None:
         super()._preempt(req)
         if self._holding.get(req):
             self._stale[req] = self._holding[req]
+        self._placeholders.pop(req, None)  # zeroed (0.32.0 scheduler.py:1607)
+
+    def _running_tokens(self, req: SimRequest, budget: int) -> int:
+        """With async scheduling, a running request's tokens count its placeholders
+        (num_tokens + placeholders - computed: 0.16.0 scheduler.py:371-374), none once they
+        reach its last token (:355-365) or, on V2, before its next eligible step."""
+        held = self._placeholders.get(req, 0)
+        if held and req.num_computed + 2 - held >= req.prompt_len + req.output_len:
+            return 0
+        if self._step < self._eligible.get(req, 0):
+            return 0
+        return min(req.num_tokens + held - req.num_computed, budget)
 
     def schedule(self) -> list[tuple[SimRequest, int]]:
         """Scheduler.schedule with the requests whose stale output is in flight skipped in the
         waiting queue (they keep their places)."""
+        self._step += 1
         if not any(r in self._stale for r in self.waiting):
             return super().schedule()
         order = list(self.waiting)
@@ -149,30 +187,44 @@ class PipelineSimulator(Simulator):
         return False  # every batch on the exact path
 
     def _submit(self, scheduled: list[tuple[SimRequest, int]]) -> None:
-        """Put the batch into the pipeline at the present clock; its tokens count as computed
-        (vLLM's _update_after_schedule)."""
-        st = self.state
-        decodes, chunks = [], []
+        """Put the batch into the pipeline once the engine core's thread has done its host
+        work; its tokens count as computed (vLLM's _update_after_schedule), a request that
+        samples gets a placeholder with async scheduling."""
+        st, pipe, mode = self.state, self.pipeline, self.pipeline.async_mode
+        decodes, chunks, samples = [], [], []
         for r, n in scheduled:
-            if n == 1 and r.num_computed == r.num_tokens - 1:
+            held = self._placeholders.get(r, 0)
+            if n == 1 and r.num_computed >= r.num_tokens - 1:
                 decodes.append(r.num_computed + 1)
             else:
                 chunks.append((r.num_computed, n))
-        stage_s = self.pipeline.stage_seconds(decodes, chunks)
+            samples.append(r.num_computed + n >= r.num_tokens + held)
+        stage_s = pipe.stage_seconds(decodes, chunks)
         tokens = sum(n for _, n in scheduled)
-        send = self.pipeline.send_seconds(tokens)
-        start = ready = st.clock_s
-        end = start
+        send = pipe.send_seconds(tokens)
+        start = st.clock_s
+        host = pipe.host.host_s(len(scheduled)) if pipe.host is not None else 0.0
+        ready = self._cpu_free = max(start, self._cpu_free) + host
+        st.clock_s = ready  # the engine core schedules again when its thread is free
+        if mode is not None and len(self._sampled) == mode.lag and self._sampled[0] is not None:
+            ready = max(ready, self._sampled[0] + pipe.send_latency_s)  # the ids' broadcast
+        end = ready
         for k, c in enumerate(stage_s):
             begin = max(ready, self._stage_free[k])
             end = self._stage_free[k] = begin + c
             ready = end + send
         self._record(start, end - start, tokens)
-        for r, n in scheduled:
+        if mode is not None:
+            self._sampled.append(end if mode.every_batch or any(samples) else None)
+        for (r, n), sampled in zip(scheduled, samples, strict=True):
             r.num_computed += n
             self._holding[r] = self._holding.get(r, 0) + 1
+            if mode is not None and sampled:
+                self._placeholders[r] = self._placeholders.get(r, 0) + 1
+                self._eligible[r] = self._step + mode.stagger if mode.stagger > 1 else 0
         self._queue.append(_Batch(
-            items=tuple((r, n, r.preemptions, r.num_computed) for r, n in scheduled),
+            items=tuple((r, n, r.preemptions, r.num_computed, sampled)
+                        for (r, n), sampled in zip(scheduled, samples, strict=True)),
             start_s=start, seconds=end - start))
 
     def _execute(self) -> int:
@@ -189,6 +241,8 @@ class PipelineSimulator(Simulator):
                 if len(self._queue) < self.pipeline.depth and not (
                         done and self.pipeline.drains_done):
                     return 0  # not blocking: the loop takes arrivals, then schedules again
+        if not self._queue and any(self._step < self._eligible.get(r, 0) for r in self.running):
+            return 0  # V2: an empty schedule counts a step (its empty batch is done at once)
         if not self._queue:
             head = self.waiting[0]
             raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
@@ -196,13 +250,16 @@ class PipelineSimulator(Simulator):
         batch = self._queue.popleft()
         end = batch.start_s + batch.seconds
         st.clock_s = max(st.clock_s, end)
-        for r, _, _, _ in batch.items:
+        for r, *_ in batch.items:
             self._holding[r] -= 1
             if not self._holding[r]:
                 del self._holding[r]
-        stale = [(r, after) for r, _, p, after in batch.items if r.preemptions != p]
-        items = [(r, n, after) for r, n, p, after in batch.items
+        stale = [(r, after) for r, _, p, after, _ in batch.items if r.preemptions != p]
+        items = [(r, n, after) for r, n, p, after, _ in batch.items
                  if r.preemptions == p and r.finish_s < 0]
+        for r, _, p, _, sampled in batch.items:  # its token is back: one placeholder fewer
+            if sampled and r.preemptions == p and self._placeholders.get(r):
+                self._placeholders[r] -= 1
         # Each request as this batch left it (later chunks of its prompt may be in flight
         # too): _finish_step advances it by the batch's tokens and gives any token; the later
         # batches' tokens are put back after.
@@ -241,39 +298,33 @@ class PipelineSimulator(Simulator):
 
 
 def pipeline_async(spec: ModelSpec, *, version: str | None, pp: int,
-                   asked: bool | None) -> bool:
-    """Async scheduling at `pp` > 1 as vLLM `version` resolves it unless `asked`, refused where
-    it would be on (the batches then carry output placeholders: not modelled). Default off to
-    0.15 (0.14.1 config/vllm.py:590-595 turns it off at PP > 1, :564-568 refuses it asked; 0.12.0
-    :532-536, :563-569; before 0.14 it is off anyway); on from 0.16 to 0.30 (0.16.0 config/vllm.py
-    :618-690 has no PP condition, the multiproc executor then keeps PP batches:
-    v1/executor/multiproc_executor.py:432-435; 0.19.0 :469-472); from 0.31 off on model
-    runner V1 and on with V2's PP + 1 batches (0.32.0 config/vllm.py:1634-1644, :577-588;
-    kvplan.engines.vllm.runner.vllm_runs_v2). 0.15 was not read (taken as 0.14)."""
-    key = version_key(version)
-    if asked is None:
-        asked = (False if key < (0, 16) else True if key < (0, 31)
-                 else vllm_runs_v2(version, spec, pp=pp))
-    if asked:
-        raise InputError("simulate --pp: vLLM's async scheduling with pipeline parallelism "
-                         "(batches with output placeholders; on by default from vLLM 0.16) "
-                         "is not simulated; give --no-async-scheduling")
-    return False
+                   asked: bool | None) -> tuple[PipelineAsync | None, str]:
+    """Async scheduling at `pp` > 1 as vLLM `version` resolves it for `spec` unless `asked`
+    (kvplan.engines.vllm.pipeline_async.vllm_pp_async, which refuses it before 0.16 as vLLM
+    does), and the note saying so; None: synchronous."""
+    return vllm_pp_async(version, pp, asked=asked, v2_runner=vllm_runs_v2(version, spec, pp=pp))
 
 
 def pipelined(cost: MixedStepCost, spec: ModelSpec, pp: int, *, version: str | None,
-              partition: tuple[int, ...] | None = None) -> tuple[PipelineCost, str]:
-    """The `pp`-stage pipeline of the engine whose step `cost` prices (synchronous scheduling:
-    `pipeline_async`), and its note."""
+              partition: tuple[int, ...] | None = None, async_mode: PipelineAsync | None = None,
+              host: EngineCoreCost | None = None) -> tuple[PipelineCost, str]:
+    """The `pp`-stage pipeline of the engine whose step `cost` prices (`async_mode`: async
+    scheduling as `pipeline_async` resolved it; `host`: the engine core's host work a batch,
+    None: not charged), and its note."""
     v2 = vllm_runs_v2(version, spec, pp=pp)
-    depth = vllm_pp_batch_queue(pp, async_scheduling=False, v2_runner=v2)
+    depth = vllm_pp_batch_queue(pp, async_scheduling=async_mode is not None, v2_runner=v2)
     pipe = PipelineCost.of(cost, spec, pp, depth, partition,
-                           drains_done=vllm_pp_drains_done(version))
+                           drains_done=vllm_pp_drains_done(version), async_mode=async_mode,
+                           host=host)
     layers = ", ".join(str(len(c.layers or ())) for c in pipe.stages)
+    one = ("a request in one batch at a time" if async_mode is None
+           else "a request's next token scheduled before its last is back (async)")
+    charged = ("engine-core host work not charged" if host is None else
+               "the engine core's host work before each batch enters the first stage")
     note = (f"pipeline parallelism: {pp} stages of {layers} layers (vLLM get_pp_indices), up to "
-            f"{depth} batches in flight (EngineCore's batch queue), a request in one batch at a "
-            "time; each stage the cost model on its layers, the lm_head on the last, "
+            f"{depth} batches in flight (EngineCore's batch queue), {one}; each stage the cost "
+            "model on its layers, the lm_head on the last, "
             f"{pipe.send_seconds(1) * 1e6:.1f} us to send one token's hidden state + residual "
-            "between stages; engine-core host work not charged "
+            f"between stages; {charged}; not validated against a measured PP run (none found) "
             "(kvplan.analysis.simulate.pipeline)")
     return pipe, note

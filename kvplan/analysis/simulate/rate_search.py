@@ -15,6 +15,13 @@ cannot hold the model).
 The search is bounded: per GPU count n, at most one plain layout per TP size in `tps` and one
 attention-DP layout per (engine size in `tps` dividing n, rank count dividing the engine size);
 a layout that cannot hold the model is refused at set-up, before any step is simulated.
+
+Pipeline parallelism (vLLM only, where `kvplan simulate --pp` runs it: `pipeline_shapes`):
+engines of TP = GPUs per node x PP = 2 .. nodes stages, tried only when no TP engine within a
+node holds the model (set up, nothing simulated: `holds_model`), after the layouts without PP
+of the same GPU count. The rule is vLLM's own guide's ("Distributed Inference and Serving",
+docs.vllm.ai v0.8: a model too large for one node runs TP = the GPUs of each node, PP = the
+nodes); a model that fits a node is searched as before (no PP layout), so its answer stays.
 """
 
 from __future__ import annotations
@@ -33,8 +40,9 @@ from kvplan.analysis.simulate.engine_args import EngineSettings
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
 from kvplan.analysis.simulate.run import setup, simulate
+from kvplan.analysis.simulate.sim_setup import SimSetup
 from kvplan.analysis.simulate.workload import RequestSpec
-from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.engines.base import DEFAULT_ENGINE, Engine, Scheduler
 from kvplan.hardware.interconnect import Interconnect
 from kvplan.model.spec import ModelSpec
 
@@ -60,10 +68,11 @@ class LayoutTrial:
     # Independent copies of the attention-DP engine (dp_attention), the stream dealt to them
     # round-robin; 1 without attention DP (the replicas are `dp`).
     engines: int = 1
+    pp: int = 1  # pipeline stages of each replica (vLLM; 1: none)
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.dp
+        return self.tp * self.pp * self.dp
 
     @property
     def servers(self) -> int:
@@ -80,6 +89,9 @@ class LayoutTrial:
 class RateSearch:
     best: LayoutTrial | None  # None: no layout tried meets the SLOs
     trials: tuple[LayoutTrial, ...]  # every layout simulated, in the order tried
+    # The (TP, PP) pipeline engines searched (pipeline_shapes; empty: none, the model fits a
+    # node or the engine runs no simulated pipeline).
+    pipelines: tuple[tuple[int, int], ...] = ()
 
 
 def _meets(m: SimMetrics, key: str, slo_ttft_ms: float | None, slo_tpot_ms: float | None
@@ -98,6 +110,7 @@ class Shape:
     dp: int
     rank: DpAttentionLayout | None = None
     engines: int = 1
+    pp: int = 1  # pipeline stages of each of the `dp` replicas
 
 
 # The engine's attention-DP forms over a number of GPUs (dp_lockstep.attention_dp_engines).
@@ -118,8 +131,8 @@ def _gpu_counts(tps: tuple[int, ...], max_gpus: int, max_dp: int) -> Iterator[in
 
 
 def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int,
-             attention_dp: AttentionDpForms | None = None, gpus_per_node: int = 8
-             ) -> Iterator[Shape]:
+             attention_dp: AttentionDpForms | None = None, gpus_per_node: int = 8,
+             pipelines: tuple[tuple[int, int], ...] = ()) -> Iterator[Shape]:
     """Layouts by GPU count, fewest first: the plain ones (the smaller TP first), then
     (`attention_dp`: the engine's attention-DP forms over so many GPUs, empty where it runs
     none) attention-DP engines of a size in `tps` above 1 dividing the count, the smaller
@@ -127,21 +140,32 @@ def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int,
     where one fits a node of `gpus_per_node` (as many on a node as it holds, each on its own
     GPUs and ports: kvplan.engines.launch.copies_on_nodes, the engine's copy_on_node) or fills
     whole nodes (replicate_on_nodes); not one over a node and a part of another, which no
-    launch places. At most `max_gpus` GPUs and `max_dp` replicas (servers). Generated, never listed
-    whole."""
-    for n in _gpu_counts(tps, max_gpus, max_dp):
-        for tp in sorted(tps):
-            if n % tp == 0 and n // tp <= max_dp:
-                yield Shape(tp=tp, dp=n // tp)
-        if attention_dp is None:
+    launch places. At most `max_gpus` GPUs and `max_dp` replicas (servers). `pipelines`: (TP, PP)
+    engines, replicas of each tried after the layouts above of the same GPU count. Generated,
+    never listed whole."""
+    sizes = tuple(sorted(set(tps) | {tp * pp for tp, pp in pipelines}))
+    for n in _gpu_counts(sizes, max_gpus, max_dp):
+        yield from _counted(n, tps, max_dp, attention_dp, gpus_per_node)
+        for tp, pp in pipelines:
+            if n % (tp * pp) == 0 and n // (tp * pp) <= max_dp:
+                yield Shape(tp=tp, dp=n // (tp * pp), pp=pp)
+
+
+def _counted(n: int, tps: tuple[int, ...], max_dp: int, attention_dp: AttentionDpForms | None,
+             gpus_per_node: int) -> Iterator[Shape]:
+    """The layouts without PP of `n` GPUs, in `_layouts`' order."""
+    for tp in sorted(tps):
+        if n % tp == 0 and n // tp <= max_dp:
+            yield Shape(tp=tp, dp=n // tp)
+    if attention_dp is None:
+        return
+    for size in sorted(tps):
+        engines = n // size
+        if (size < 2 or n % size or engines > max_dp
+                or (engines > 1 and size > gpus_per_node and size % gpus_per_node)):
             continue
-        for size in sorted(tps):
-            engines = n // size
-            if (size < 2 or n % size or engines > max_dp
-                    or (engines > 1 and size > gpus_per_node and size % gpus_per_node)):
-                continue
-            for tp, ranks, rank in attention_dp(size):
-                yield Shape(tp=tp, dp=ranks, rank=rank, engines=engines)
+        for tp, ranks, rank in attention_dp(size):
+            yield Shape(tp=tp, dp=ranks, rank=rank, engines=engines)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,6 +183,7 @@ class TrialTask:
     # capacity layout; None: `dp` plain replicas of `tp` GPUs.
     rank: DpAttentionLayout | None = None
     engines: int = 1  # copies of that attention-DP engine, the stream dealt round-robin
+    pp: int = 1  # pipeline stages of each plain replica (`simulate --pp`)
     slo_ttft_ms: float | None
     slo_tpot_ms: float | None
     key: str
@@ -178,25 +203,43 @@ class TrialOutcome:
     unmodelled: str = ""  # the model cannot be sized: the whole search is refused
 
 
-def run_trial(task: TrialTask) -> TrialOutcome:
-    """Simulate one layout (pure: the same task gives the same outcome, in any process)."""
-    dp, given, rank = task.dp, task.settings, task.rank
-    # The layout as listed: GPUs per replica (per attention-DP rank: 1) x replicas (ranks).
-    shown = {"tp": task.tp if rank is None else rank.gpus // dp, "dp": dp * task.engines,
-             "dp_attention": rank is not None, "ep": 1 if rank is None else rank.ep,
-             "engines": task.engines}
+def _set_up(task: TrialTask) -> SimSetup:
+    """The layout's simulator set-up (raises where it cannot hold the model)."""
+    given, rank = task.settings, task.rank
     # One rank's capacity layout with attention DP (as `simulate --dp-attention` sizes it).
-    layout = {"tp": task.tp} if rank is None else {
+    layout = ({"tp": task.tp} if task.pp == 1 else {"tp": task.tp, "pp": task.pp}
+              ) if rank is None else {
         "tp": rank.tp, "ep": rank.ep, "dp_attention": rank.dp_attention,
         **({} if rank.attention_dp_size is None
            else {"attention_dp_size": rank.attention_dp_size})}
+    inputs = estimate_inputs(task.spec, context=task.context, gpu=task.gpu, **layout,
+                             **task.estimate_options, **given.estimate_options())
+    sim, _ = setup(task.spec, replace(inputs, node_gpus=task.node_gpus,
+                                      scale_out=task.scale_out), dp=task.dp,
+                   async_scheduling=given.async_scheduling, sglang=given.sglang,
+                   trtllm=given.trtllm, dp_attention=rank is not None)
+    return sim
+
+
+def holds_model(task: TrialTask) -> bool:
+    """Whether the layout's set-up holds the model (a KV pool, a layout the engine takes);
+    nothing is simulated."""
     try:
-        inputs = estimate_inputs(task.spec, context=task.context, gpu=task.gpu, **layout,
-                                 **task.estimate_options, **given.estimate_options())
-        sim, _ = setup(task.spec, replace(inputs, node_gpus=task.node_gpus,
-                                          scale_out=task.scale_out), dp=dp,
-                       async_scheduling=given.async_scheduling, sglang=given.sglang,
-                       trtllm=given.trtllm, dp_attention=rank is not None)
+        _set_up(task)
+    except KvplanError:
+        return False
+    return True
+
+
+def run_trial(task: TrialTask) -> TrialOutcome:
+    """Simulate one layout (pure: the same task gives the same outcome, in any process)."""
+    dp, rank = task.dp, task.rank
+    # The layout as listed: GPUs per replica (per attention-DP rank: 1) x replicas (ranks).
+    shown = {"tp": task.tp if rank is None else rank.gpus // dp, "dp": dp * task.engines,
+             "dp_attention": rank is not None, "ep": 1 if rank is None else rank.ep,
+             "engines": task.engines, "pp": task.pp}
+    try:
+        sim = _set_up(task)
     except UnmodelledError as exc:
         return TrialOutcome(trial=LayoutTrial(**shown, meets=False, metrics=None,
                                               refused=str(exc)), unmodelled=str(exc))
@@ -216,7 +259,7 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
                 executor: Executor = Executor.local, jobs: int = 1,
                 settings: EngineSettings | None = None, dp_attention: bool = False,
                 gpus_per_node: int = 8, scale_out: Interconnect | None = None,
-                **estimate_options: Any) -> RateSearch:
+                nodes: int = 1, **estimate_options: Any) -> RateSearch:
     """Try layouts of up to `max_gpus` GPUs, fewest first, on `requests()` (a fresh stream
     each time), stopping at the first that meets the SLOs at `percentile` (50, 90 or 99).
     `executor` / `jobs`: where the layouts are simulated, and how many at once (the next
@@ -228,7 +271,7 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
     engine, or copies of one fitting a node of `gpus_per_node` or filling whole nodes), in
     each form the engine runs as simulated (dp_lockstep.attention_dp_engines); a dense model
     gets none. `scale_out`: the fabric between nodes (kvplan.hardware.kv_links.scale_out_link; None:
-    ib-ndr)."""
+    ib-ndr). `nodes`: the nodes a vLLM pipeline may span (`pipeline_shapes`; 1: none)."""
     if slo_ttft_ms is None and slo_tpot_ms is None:
         raise InputError("give --slo-ttft-ms and/or --slo-tpot-ms")
     if percentile not in PERCENTILES:
@@ -241,13 +284,14 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
     max_dp = sum(1 for _ in requests())
     rules = Engine(estimate_options.get("engine") or DEFAULT_ENGINE).rules
     attention_dp = partial(attention_dp_engines, rules, spec) if dp_attention else None
-    tasks = (TrialTask(spec=spec, requests=requests, tp=s.tp, dp=s.dp, rank=s.rank,
-                       engines=s.engines, gpu=gpu,
-                       context=context, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
-                       key=key, estimate_options=estimate_options,
-                       settings=settings or EngineSettings(), node_gpus=gpus_per_node,
-                       scale_out=scale_out)
-             for s in _layouts(tps, max_gpus, max_dp, attention_dp, gpus_per_node))
+    template = TrialTask(spec=spec, requests=requests, tp=1, dp=1, gpu=gpu, context=context,
+                         slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, key=key,
+                         estimate_options=estimate_options,
+                         settings=settings or EngineSettings(), node_gpus=gpus_per_node,
+                         scale_out=scale_out)
+    pipelines = pipeline_shapes(template, tps, gpus_per_node, nodes)
+    tasks = (replace(template, tp=s.tp, dp=s.dp, rank=s.rank, engines=s.engines, pp=s.pp)
+             for s in _layouts(tps, max_gpus, max_dp, attention_dp, gpus_per_node, pipelines))
     trials = []
     outcomes = map_ordered(run_trial, tasks, executor=executor, jobs=jobs)
     try:
@@ -258,9 +302,25 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
             trials.append(outcome.trial)
             report("plan --rate: layouts simulated", len(trials))
             if outcome.trial.meets:
-                return RateSearch(best=outcome.trial, trials=tuple(trials))
+                return RateSearch(best=outcome.trial, trials=tuple(trials),
+                                  pipelines=pipelines)
     finally:
         close = getattr(outcomes, "close", None)
         if close is not None:
             close()  # cancel the layouts still in flight
-    return RateSearch(best=None, trials=tuple(trials))
+    return RateSearch(best=None, trials=tuple(trials), pipelines=pipelines)
+
+
+def pipeline_shapes(template: TrialTask, tps: tuple[int, ...], gpus_per_node: int,
+                    nodes: int) -> tuple[tuple[int, int], ...]:
+    """The (TP, PP) engines the search adds (module docstring): TP `gpus_per_node` x PP 2 ..
+    `nodes`, for vLLM (the only pipeline `kvplan simulate` runs) when no TP engine of `tps`
+    within a node holds the model (tried from the largest; the first that holds stops the
+    probe); else none."""
+    rules = Engine(template.estimate_options.get("engine") or DEFAULT_ENGINE).rules
+    if rules.scheduler is not Scheduler.mixed_token_budget or nodes < 2:
+        return ()
+    within = sorted((t for t in tps if t <= gpus_per_node), reverse=True)
+    if any(holds_model(replace(template, tp=t)) for t in within):
+        return ()
+    return tuple((gpus_per_node, k) for k in range(2, nodes + 1))

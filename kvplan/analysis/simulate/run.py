@@ -105,8 +105,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         _check_pipeline(rules.scheduler, dp_attention=dp_attention, sampling=sampling,
                         moe_jit=moe_jit_compile_s is not None,
                         spec=bool(cap.num_speculative_tokens))
-        async_scheduling = pipeline_async(inputs.spec, version=cap.engine_version, pp=cap.pp,
-                                          asked=async_scheduling)
+        pp_async, pp_async_note = pipeline_async(inputs.spec, version=cap.engine_version,
+                                                 pp=cap.pp, asked=async_scheduling)
+        async_scheduling = pp_async is not None
     if cap.num_speculative_tokens and rules.scheduler is Scheduler.capacity_micro_batch:
         raise InputError("simulate --speculative-method: only vLLM's and SGLang's speculative "
                          "decoding are simulated (--engine vllm or sglang)")
@@ -136,9 +137,6 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm, frontend_latency_s=frontend_latency_s)
-    if cap.pp > 1:
-        pipe, note = pipelined(sim.cost, inputs.spec, cap.pp, version=cap.engine_version)
-        sim, notes = replace(sim, pipeline=pipe), [*notes, note]
     if api_output or loop:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:
@@ -146,9 +144,13 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if cap.num_speculative_tokens:
         sim, notes = _with_spec_decode(sim, notes, inputs, acceptance, spec_seed, draft_config)
     host, note = engine_core_stage(rules.scheduler, sim.scheduler.async_scheduling,
-                                   engine_core_cpu)
-    if cap.pp > 1:  # between a pipeline's batches: not charged (kvplan.analysis.simulate.pipeline)
-        host, note = None, ""
+                                   engine_core_cpu, pipeline=cap.pp > 1)
+    if cap.pp > 1:  # the host work before each batch (kvplan.analysis.simulate.pipeline)
+        pipe, pp_note = pipelined(sim.cost, inputs.spec, cap.pp, version=cap.engine_version,
+                                  async_mode=pp_async, host=host)
+        notes = [*notes, *([pp_async_note] if pp_async_note else []), pp_note,
+                 *([note] if host else [])]
+        sim, host = replace(sim, pipeline=pipe), None
     sim, notes = replace(sim, engine_core=host), [*notes, note] if host else notes
     if trtllm is not None and trtllm.adp_balance is not None and not dp_attention:
         raise InputError("simulate: attention_dp_config.enable_balance needs --dp-attention")
