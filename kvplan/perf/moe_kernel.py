@@ -303,6 +303,16 @@ def cutlass_traffic(kernel: CutlassMoeKernel, *, tokens: int, experts: int, top_
         experts_kernel_bytes=quant)
 
 
+def kernel_shape(kernel: MoeKernel | None, width: int, hidden: int) -> tuple[int, int, float]:
+    """(width, hidden, their product over the exact one) a layer's experts run at on `kernel`:
+    a kernel with padded weights (FusedMoeKernel.pad_width / pad_hidden: vLLM's Marlin MXFP4)
+    computes, reads and writes its padded shapes; any other (or none) the exact ones."""
+    if not isinstance(kernel, FusedMoeKernel):
+        return width, hidden, 1.0
+    w, h = kernel.padded(width, hidden)
+    return w, h, w * h / (width * hidden)
+
+
 class _Step(Protocol):
     def over_floor(self, name: str, nbytes: float) -> None: ...
 
