@@ -28,6 +28,24 @@ FLOPs and weight bytes x 1.090 at TP 1, x 1.138 (256 / 225) at TP 2 / 4 / 8. It 
 where kvplan prices Marlin (Ampere / Ada / SM 12.x by default, Hopper before vLLM 0.11.1 or
 with --mxfp4-backend marlin); the default replay of the pool (Triton on Hopper) does not move.
 
+EVALUATION (rule and decision frozen at f2738442; `p57 before|after`, `marlin` then
+`evaluate`; median |error| of mean TTFT / TPOT):
+- HELD OUT, DECIDING: prospective57's 10 Marlin runs (vLLM 0.11.0, H100 TP 2 - 8): TTFT 44.9
+  -> 39.8 %, TPOT 14.5 -> 8.9 % (ITL alike); TTFT closer on all 10, TPOT worse on 4 (TP 8 at 32
+  / 48 / 64 users +2.2 -> +8.0, +21.2 -> +28.5, +30.9 -> +39.1 %; TP 2 5000/250 +0.1 -> +9.8
+  %). Controls (no Marlin: prospective56's 4 runs, prospective57's H200 0.15.1 run): unchanged.
+- SHAPED: prospective31's 12 Marlin runs: TTFT 25.6 -> 20.4 %, TPOT 21.3 -> 15.6 %. The pool's
+  59 gpt-oss rows at <= 8 users (11 more at 16 - 64 users were replayed before the cut) with
+  --mxfp4-backend marlin under CLIENT_WORKLOAD: TTFT 31.9 -> 25.7 % (ratio 0.68 -> 0.74), TPOT
+  4.1 -> 5.7 % (WORSE: kvplan's Marlin decode was already at or above the measured on H100;
+  H100 2.7 - 6.0 -> 6.5 - 9.0 %, H200 TP 1 / 2 better); paired a at <= 4 users H200 TP 1 / 2 /
+  4 / 8 1.06 / 1.25 / 1.44 / 1.74 -> 0.98 / 1.13 / 1.31 / 1.61, H100 TP 2 / 4 / 8 1.23 / 1.43
+  / 1.62 -> 1.11 / 1.30 / 1.50: the level at TP 1 is met, the TP trend stays (item 3's fixed
+  part).
+- cost-bench.md (held out decode rows, InferenceX issue 828, vLLM 0.15.1 H100 Marlin): measured /
+  predicted TPOT 0.94 - 0.98 -> 0.86 - 0.95, every row still in band (108 of 122 unchanged).
+DECISION: met (held-out TTFT -5.1 points, TPOT -5.6): the padded shapes are the default.
+
 DECISION RULE (committed with the rule, before any replay with it): the padded shapes stay
 the DEFAULT only if, over the HELD-OUT Hopper Marlin runs of tests.benches.marlinhopper61_runs
 (prospective56 / prospective57's vLLM gpt-oss runs that price Marlin; nobody looked at them
@@ -35,6 +53,39 @@ for this rule), the median |TTFT mean error| falls AND the median |TPOT mean err
 at most 0.5 point; otherwise the padding becomes opt-in. Reported apart, never deciding: the
 pool's gpt-oss rows with the scripts' --mxfp4-backend marlin under CLIENT_WORKLOAD (`marlin`:
 SHAPED), prospective31's Marlin runs (SHAPED, marlinhopper61) and that bench's controls.
+
+FINDING (the default replay of the 192 rows, `run` then `report OUT before`: kvplan's steps as
+they stood before the rule; read before the rule was written).
+1. STEP, NOT QUEUE. gpt-oss-120b's measured / kvplan TTFT is flat in the load at every TP and
+   both prompt lengths (H200 ISL 8,192 TP 1 / 2 / 4 / 8 at 4 users 1.70 / 1.95 / 2.11 / 2.30,
+   at 16 users 1.67 / 1.92 / 2.14 / 2.32; ISL 1,024 2.0 - 2.3 at every TP and load; H100 alike):
+   the gap is the prefill step's own time, and at 8,192 tokens it grows with TP. MiniMax-M2.5
+   FP8 differs: H200 0.18.0 TP 8 ISL 1,024 falls with the load (2.46 at 4 users -> 1.51 at
+   128: a per-request cost at low load, not the step), ISL 8,192 1.3 - 1.5 flat; H200 0.16.0
+   TP 4 1.55 - 1.82 flat.
+2. THE INCREASE BY OP (4 users, ISL 8,192 minus 1,024, ms; kvplan's step for 7,373 minus 922
+   tokens, split / whole). gpt-oss H200 TP 1 / 2 / 4 / 8: measured 318 / 205 / 134 / 99,
+   kvplan's replay 198 / 110 / 65 / 42; kvplan's step with the replay's Triton kernel 171 /
+   95 / 56 / 36 (split 169 / 84 / 42 / 21, whole 3 / 10 / 13 / 15), with the Marlin kernel the
+   scripts ran 254 / 137 / 77 / 48 (split 246 / 123 / 62 / 31: experts 215 / 108 / 54 / 27;
+   whole 8 / 14 / 16 / 17: the all-reduce 0 / 8 / 11 / 13, small kernels 8 / 6 / 5 / 4). H100
+   TP 2 / 4 / 8: measured 206 / 134 / 95, Marlin step 139 / 80 / 50. The measured beyond
+   kvplan's Marlin step: 10.0 / 10.5 / 8.7 / 8.0 us a prompt token on H200, 10.4 / 8.4 / 7.0 on
+   H100, at EVERY TP (TP 1 too) and the same on both cards (so neither HBM- nor NVLink-bound).
+   MiniMax FP8: H200 0.18.0 TP 8 measured 89 against kvplan's step 91 (-0.4 us a token),
+   H200 0.16.0 TP 4 223 against 136 (13.4), H100 0.18.0 TP 4 375 against 138 (one row at 4
+   users; 241 at 8).
+3. THE TREND: measured increase = x x kvplan's split ops + c over one card's TP degrees:
+   H200 Triton 1.48 x + 72 ms, Marlin 1.01 x + 72 ms; H100 Triton 1.78 x + 59, Marlin 1.20 x
+   + 59. So the share that grows with TP is not in any op kvplan splits over TP: priced with
+   the kernel the rows ran, the split ops (the experts above all) are about right (x 1.0 -
+   1.2) and a fixed 59 - 72 ms for 6,451 more prompt tokens (9 - 11 us a token) is not, of
+   which kvplan's whole-row ops (all-reduce, small kernels) give 8 - 19 ms rising with TP. As
+   TP shrinks the split ops this fixed part becomes the larger share: the slope grows with TP.
+   Not found in the code read here (gpt_oss.py, fused_marlin_moe.py, mxfp4.py, layer.py and
+   default_moe_runner.py at 0.18.0): the moe_align / top-k / pad / sum kernels kvplan already
+   charges move 1 - 3 ms; a per-prompt-token host cost (the API server's tokenizer) would be
+   card-independent as this is, but the MiniMax H200 0.18.0 rows show none. Left open.
 
 Run: python -m tests.benches.tpslope66 run OUT.jsonl [SHARD SHARDS] (the default replay, about
 15 min of CPU) | report OUT.jsonl | marlin OUT.jsonl before|after [SHARD SHARDS] (the pool's
@@ -100,17 +151,21 @@ def exact_shapes() -> None:
     rl.kernel_shape = lambda kernel, width, hidden: (width, hidden, 1.0)  # type: ignore
 
 
+MARLIN_MAX_USERS = 8  # the `marlin` replay's rows: CPU on a shared host (12:17 load 18 on 2)
+
+
 def run_marlin(out: str, arm: str, shard: int = 0, shards: int = 1) -> None:
     """The pool's gpt-oss rows with the scripts' Marlin kernel (gptosshopper62_runs' `marlin`
-    setup) under CLIENT_WORKLOAD. `arm` 'before': the experts at their exact shapes (the
-    padded shapes of moe_kernel.kernel_shape undone in this process); 'after': as the code
-    stands."""
+    setup) under CLIENT_WORKLOAD, at most MARLIN_MAX_USERS users. `arm` 'before': the experts
+    at their exact shapes (the padded shapes of moe_kernel.kernel_shape undone in this
+    process); 'after': as the code stands."""
     from tests.benches import gptosshopper62_runs as g62
 
     if arm == "before":
         exact_shapes()
     agg.CLIENT_WORKLOAD = True
-    rows = [r for r in pool() if (r["model_path"], r["precision"]) == GPT_OSS]
+    rows = [r for r in pool() if (r["model_path"], r["precision"]) == GPT_OSS
+            and (stated_concurrency(r) or 0) <= MARLIN_MAX_USERS]
     _write(out, rows[shard::shards], lambda row: g62.replay(row, "marlin"))
 
 
@@ -174,7 +229,7 @@ def step_ops(system: str, model: str, precision: str, version: str, tp: int, tok
 def step_increase(key: tuple[str, str, str, int], marlin: bool) -> dict[str, float]:
     """op -> kvplan's step at LENGTHS[1] minus at LENGTHS[0], ms."""
     system, model, version, tp = key
-    precision = dict(agg.AGG_MODELS)[model]
+    precision = dict(agg.AGG_MODELS.keys())[model]
     a, b = (step_ops(system, model, precision, version, tp, n, marlin) for n in LENGTHS)
     return {k: b.get(k, 0.0) - a.get(k, 0.0) for k in b}
 
@@ -235,7 +290,44 @@ def trend_lines(part: list[dict]) -> list[str]:  # type: ignore[type-arg]
     return lines
 
 
-def report(path: str) -> None:
+def _abs_err(p: dict, f: str) -> float:  # type: ignore[type-arg]
+    return abs(p[f] / p["m_" + f] - 1)
+
+
+def evaluate_lines(before: str, after: str) -> list[str]:
+    """The rows both `marlin` arms replayed: median |error| of mean TTFT and TPOT by GPU x ISL
+    and pooled, and the paired slopes (aggfaith64.paired, at <= 4 users) by server."""
+    arms = [{p["id"]: p for p in af.load(path)} for path in (before, after)]
+    ids = sorted(set(arms[0]) & set(arms[1]))
+    groups: dict[str, list[str]] = defaultdict(list)
+    for i in ids:
+        row = arms[0][i]["row"]
+        groups["all"].append(i)
+        groups[f"{row['system']} ISL {row['isl']}"].append(i)
+        groups[f"{row['system']} TP {agg.layout(row)[0]}"].append(i)
+    lines = ["| rows | n | TTFT median abs err | after | TPOT median abs err | after | "
+             "TTFT ratio (median) | after |", "|---|---:|" + "---:|" * 6]
+    for g in sorted(groups, key=lambda g: (g != "all", g)):
+        cells = []
+        for fn in (lambda p: _abs_err(p, "ttft"), lambda p: _abs_err(p, "tpot"),
+                   lambda p: p["ttft"] / p["m_ttft"]):
+            cells += [statistics.median(fn(a[i]) for i in groups[g]) for a in arms]
+        lines.append(f"| {g} | {len(groups[g])} | {cells[0]:.1%} | {cells[1]:.1%} | "
+                     f"{cells[2]:.1%} | {cells[3]:.1%} | {cells[4]:.2f} | {cells[5]:.2f} |")
+    low = [[a[i] for i in ids if stated_concurrency(a[i]["row"]) <= af.LOW_LOAD] for a in arms]
+    lines += ["", "| server (paired, <= 4 users) | a before | a after | b before ms | b after |",
+              "|---|---:|---:|---:|---:|"]
+    for (k0, a0, b0, _), (k1, a1, b1, _) in zip(af.paired(low[0]), af.paired(low[1]),
+                                                strict=True):
+        assert k0 == k1
+        lines.append(f"| {k0[2]} TP {k0[5]} | {a0:.2f} | {a1:.2f} | {b0:,.0f} | {b1:,.0f} |")
+    return lines
+
+
+def report(path: str, rule: str = "after") -> None:
+    """The three tables; `rule` 'before': kvplan's steps with the padded shapes undone."""
+    if rule == "before":
+        exact_shapes()
     part = af.load(path)
     print("\n".join(concurrency_lines(part)))
     print()
@@ -257,4 +349,6 @@ if __name__ == "__main__":
         sys.argv = [sys.argv[0], "--json", sys.argv[3]]
         marlinhopper61_runs.main()
     elif cmd == "report":
-        report(sys.argv[2])
+        report(*sys.argv[2:4])
+    elif cmd == "evaluate":
+        print("\n".join(evaluate_lines(sys.argv[2], sys.argv[3])))
