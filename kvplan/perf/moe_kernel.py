@@ -62,6 +62,11 @@ the permute, activation and finalize kernels of their bytes beside their floors 
 MOE_EXTRA_KERNELS), the quantize kernels' bytes with the experts op, the FLOPs the exact rows'
 (`cutlass_traffic`). Which kernel runs, by format, release, GPU and layout, is the engine's answer
 (kvplan.engines.moe_kernel.MoeKernels; `priced_kernel`).
+
+Padded shapes. A kernel whose weights are zero-padded (FusedMoeKernel.pad_width / pad_hidden:
+vLLM's Marlin MXFP4 kernel, I' = I rounded up to 128 on each rank, H' = H rounded up to 256)
+computes and reads the padded matrices and writes padded activations: its FLOPs and weight
+bytes grow by I' H' / (I H) and the traffic above is taken at I' and H' (`kernel_shape`).
 """
 
 from __future__ import annotations

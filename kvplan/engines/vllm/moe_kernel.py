@@ -63,7 +63,9 @@ marlinhopper61). The Marlin MoE kernel
 thread block's MMAs over its whole 16 x thread_m_blocks-row A tile and masks rows past
 `block_num_valid_tokens` on load and store only: padded rows cost MMA work, as Triton's do. At a
 2,048-token step gpt-oss-120b's 128 experts average 64 rows (block 64), gpt-oss-20b's 32 average
-256 (block 64).
+256 (block 64). Its weights are zero-padded (per-rank intermediate to 128, hidden to 256) and
+its GEMMs, activation and sum run at the padded shapes (task tpslope66, read in 0.18.0:
+VLLM_MARLIN_MXFP4_MOE pad_width / pad_hidden below, kvplan.perf.moe_kernel.kernel_shape).
 
 FlashInfer's CUTLASS MoE (issue 30, flashmoe60; FlashInferExperts, 0.20.0
 flashinfer_cutlass_moe.py:244-394, over flashinfer-python 0.6.8.post1's cutlass_fused_moe, the
