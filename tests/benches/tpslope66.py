@@ -84,8 +84,14 @@ they stood before the rule; read before the rule was written).
    TP shrinks the split ops this fixed part becomes the larger share: the slope grows with TP.
    Not found in the code read here (gpt_oss.py, fused_marlin_moe.py, mxfp4.py, layer.py and
    default_moe_runner.py at 0.18.0): the moe_align / top-k / pad / sum kernels kvplan already
-   charges move 1 - 3 ms; a per-prompt-token host cost (the API server's tokenizer) would be
-   card-independent as this is, but the MiniMax H200 0.18.0 rows show none. Left open.
+   charges move 1 - 3 ms. The same fixed part shows on B200 with FlashInfer's kernels
+   (aggfaith64's B200 gpt-oss increases, vLLM 0.15.1, TP 1 / 2 / 4 / 8: measured 70 / 53 / 52 /
+   49 ms, nearly flat in TP), so it is neither the card nor the MoE kernel: a per-prompt-token
+   cost outside the GPU step fits it (vLLM's API server tokenizing the prompt: kvplan's
+   --frontend stage has s_per_prompt_token 0, its fit rows all 512-token prompts,
+   kvplan.engines.vllm.frontend), but MiniMax's H200 0.18.0 rows show none (-0.4 us a token)
+   while its 0.16.0 TP 4 rows show 13.4. Left open: a measured tokenizer time per prompt token
+   for vLLM's server would settle it; no rule written for it.
 
 Run: python -m tests.benches.tpslope66 run OUT.jsonl [SHARD SHARDS] (the default replay, about
 15 min of CPU) | report OUT.jsonl | marlin OUT.jsonl before|after [SHARD SHARDS] (the pool's
