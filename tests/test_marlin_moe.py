@@ -77,6 +77,9 @@ def test_vllm_runs_marlin_for_mxfp4_where_its_backend_says_so() -> None:
 # bf16 table's first point (512 rows), so its first value, 0.34 (MOE_GEMM_SHAPE_BF16; below the
 # dense 0.70 it replaces). Marlin dequantizes the MXFP4 experts to bf16 math: the bf16 table.
 EXPERTS_FRACTION = 0.34
+# Marlin's GEMMs at its padded shapes, TP 1 (tpslope66; tests/test_marlin_padded_shapes.py):
+# 2,944 x 3,072 for 2,880 x 2,880.
+PADDED_TP1 = 2944 * 3072 / (2880 * 2880)
 
 
 def test_prefill_step_of_gpt_oss_120b_on_a100_by_hand() -> None:
@@ -92,17 +95,19 @@ def test_prefill_step_of_gpt_oss_120b_on_a100_by_hand() -> None:
     # 2,880) = 99,567,360 active parameters (weights and biases), 2 FLOPs each: 36 layers x
     # 2,048 x 199,134,720 = 14.68 TFLOP at 312 x 0.34 = 106.08 TFLOPS = 138.4 ms, compute-bound
     # (the MXFP4 weights, ~61 GB, take ~33 ms); Marlin's padded rows multiply it by 1.4668:
-    # 203.0 ms.
+    # 203.0 ms; and its padded shapes (tpslope66: intermediate 2,880 -> 2,944, hidden -> 3,072;
+    # tests/test_marlin_padded_shapes.py) by 9,043,968 / 8,294,400 = 1.09037: 221.4 ms.
     assert MOE_GEMM_SHAPE.bf16.fraction(2048 * 4 / 128) == EXPERTS_FRACTION
     exact = 36 * 2048 * 2 * 99_567_360 / (312e12 * EXPERTS_FRACTION)
     assert exact == pytest.approx(0.1384, rel=1e-3)
     assert old.by_op["experts"] == pytest.approx(exact, rel=1e-3)
-    assert new.by_op["experts"] == pytest.approx(exact * 1.46682, rel=1e-3)
-    # swigluoai_and_mul: 8,192 pairs x (5,760 read + 2,880 written) x 2 B = 141,557,760 B,
-    # the top-k sum 8,192 x 2,880 x 2 + 2,048 x 2,880 x 2 = 58,982,400 B, each past its 4 us
-    # floor: 36 x (73.14 + 28.14) us = 3.65 ms more.
+    assert new.by_op["experts"] == pytest.approx(exact * 1.46682 * PADDED_TP1, rel=1e-3)
+    assert new.by_op["experts"] == pytest.approx(0.2214, rel=1e-3)
+    # swigluoai_and_mul at the padded width: 8,192 pairs x (5,888 read + 2,944 written) x 2 B =
+    # 144,703,488 B, the top-k sum at the padded hidden size 8,192 x 3,072 x 2 + 2,048 x 3,072 x
+    # 2 = 62,914,560 B, each past its 4 us floor: 36 x (74.85 + 30.28) us = 3.78 ms more.
     bw = 2.039e12 * 0.90
-    extra = 36 * (141_557_760 / bw - 4e-6 + 58_982_400 / bw - 4e-6)
+    extra = 36 * (144_703_488 / bw - 4e-6 + 62_914_560 / bw - 4e-6)
     assert new.by_op["small_kernels"] - old.by_op["small_kernels"] == pytest.approx(extra)
 
 
@@ -111,10 +116,10 @@ def test_marlin_runs_at_hoppers_mma_sync_rate_by_hand() -> None:
     # marlin_template.h:89-141), which reaches about 2/3 of Hopper's dense peak (gpus.json
     # mma_sync_bf16_dense: H100 SXM 989.5 x 2/3 = 659.667 TFLOPS). The prefill step above on
     # one H100 under vLLM 0.11.0 (Marlin: no triton_kernels in its wheel): 14.68 TFLOP x the
-    # padded rows' 1.46682 = 21.53 TFLOP at 659.667 x 0.34 (the experts' table at 64 rows,
-    # EXPERTS_FRACTION) = 224.3 TFLOPS: 96.0 ms, compute-bound (the ~61 GB of MXFP4 weights
-    # take ~20 ms at 3.35 TB/s x 0.90); at the wgmma peak it would be 989.5 x 0.34: 64.0 ms,
-    # 2/3 of it.
+    # padded rows' 1.46682 x the padded shapes' 1.09037 (PADDED_TP1) = 23.48 TFLOP at 659.667
+    # x 0.34 (the experts' table at 64 rows, EXPERTS_FRACTION) = 224.3 TFLOPS: 104.7 ms,
+    # compute-bound (the ~66 GB of padded MXFP4 weights take ~22 ms at 3.35 TB/s x 0.90); at
+    # the wgmma peak it would be 989.5 x 0.34: 69.8 ms, 2/3 of it.
     spec = load_model(CONFIG)[0]
     gpu = get_gpu("H100-80GB")
     assert gpu.peak_mma_sync_bf16_flops_per_s == 659_667 * 10**9
@@ -122,10 +127,10 @@ def test_marlin_runs_at_hoppers_mma_sync_rate_by_hand() -> None:
     assert eff.gemm == 0.70 and eff.moe_gemm is None and eff.moe_gemm_shape is MOE_GEMM_SHAPE
     kw = {"tokens": 2048, "context": 1, "requests": 1, "logits": 1}
     st = step_time(spec, gpu, eff=eff, **kw)
-    flops = 36 * 2048 * 2 * 99_567_360 * 1.46682
+    flops = 36 * 2048 * 2 * 99_567_360 * 1.46682 * PADDED_TP1
     assert st.by_op["experts"] == pytest.approx(flops / (659.667e12 * EXPERTS_FRACTION),
                                                 rel=1e-3)
-    assert st.by_op["experts"] == pytest.approx(0.09602, rel=1e-3)
+    assert st.by_op["experts"] == pytest.approx(0.10470, rel=1e-3)
     # The same kernel declared wgmma-capable runs at the full peak: 1.5x faster.
     at_peak = step_time(spec, gpu, eff=replace(eff, moe_kernel=FixedMoeKernels(
         ((MXFP4_EXPERTS, replace(VLLM_MARLIN_MXFP4_MOE, mma_sync=False)),))), **kw)

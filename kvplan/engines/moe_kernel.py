@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kvplan.hardware.gpus import GPU
+from kvplan.model.quant import round_up
 
 # The routed experts' formats a selection answers for (kvplan.perf.moe_kernel.
 # routed_expert_formats): held in a 16-bit compute dtype, no quantization scheme over them; or
@@ -61,11 +62,21 @@ class FusedMoeKernel:
     # fused_moe) in place of the dense FP8 GEMMs' (Efficiency.experts_fraction; as
     # CutlassMoeKernel.fitted_fp8). vLLM's behind VllmMoeKernels.fp8_fitted (vllmfp8moe61).
     fitted_fp8: bool = False
+    # The multiples its weights' per-rank intermediate width and hidden size are zero-padded to,
+    # its grouped GEMMs computing (and reading) the padded shapes (1: not padded): vLLM's Marlin
+    # MXFP4 kernel (kvplan.engines.vllm.moe_kernel VLLM_MARLIN_MXFP4_MOE; tpslope66).
+    pad_width: int = 1
+    pad_hidden: int = 1
 
     @property
     def priced_under_tp_ep(self) -> bool:
         """Whether kvplan prices it under EP on TP ranks (every rank holding every token)."""
         return self.ep_all_pairs
+
+    def padded(self, width: int, hidden: int) -> tuple[int, int]:
+        """The (per-rank intermediate width, hidden size) its GEMMs run at for experts of
+        `width` x `hidden` (`pad_width`, `pad_hidden`)."""
+        return round_up(width, self.pad_width), round_up(hidden, self.pad_hidden)
 
 
 @dataclass(frozen=True, kw_only=True)

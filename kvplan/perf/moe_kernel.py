@@ -62,6 +62,11 @@ the permute, activation and finalize kernels of their bytes beside their floors 
 MOE_EXTRA_KERNELS), the quantize kernels' bytes with the experts op, the FLOPs the exact rows'
 (`cutlass_traffic`). Which kernel runs, by format, release, GPU and layout, is the engine's answer
 (kvplan.engines.moe_kernel.MoeKernels; `priced_kernel`).
+
+Padded shapes. A kernel whose weights are zero-padded (FusedMoeKernel.pad_width / pad_hidden:
+vLLM's Marlin MXFP4 kernel, I' = I rounded up to 128 on each rank, H' = H rounded up to 256)
+computes and reads the padded matrices and writes padded activations: its FLOPs and weight
+bytes grow by I' H' / (I H) and the traffic above is taken at I' and H' (`kernel_shape`).
 """
 
 from __future__ import annotations
@@ -301,6 +306,16 @@ def cutlass_traffic(kernel: CutlassMoeKernel, *, tokens: int, experts: int, top_
                             act_bytes * own * 3 * width,  # activation
                             act_bytes * (own * hidden + tokens * hidden)),  # finalize
         experts_kernel_bytes=quant)
+
+
+def kernel_shape(kernel: MoeKernel | None, width: int, hidden: int) -> tuple[int, int, float]:
+    """(width, hidden, their product over the exact one) a layer's experts run at on `kernel`:
+    a kernel with padded weights (FusedMoeKernel.pad_width / pad_hidden: vLLM's Marlin MXFP4)
+    computes, reads and writes its padded shapes; any other (or none) the exact ones."""
+    if not isinstance(kernel, FusedMoeKernel):
+        return width, hidden, 1.0
+    w, h = kernel.padded(width, hidden)
+    return w, h, w * h / (width * hidden)
 
 
 class _Step(Protocol):

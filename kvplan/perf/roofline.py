@@ -121,7 +121,12 @@ from kvplan.perf.flops import (
 )
 from kvplan.perf.launch_model import launch_spill_s
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout, link
-from kvplan.perf.moe_kernel import fused_moe_traffic, layer_kernel, routed_expert_formats
+from kvplan.perf.moe_kernel import (
+    fused_moe_traffic,
+    kernel_shape,
+    layer_kernel,
+    routed_expert_formats,
+)
 from kvplan.perf.norm_traffic import fp32_copy_bytes, quant_input_bytes, rms_norm_bytes
 from kvplan.perf.op_counts import (
     ATTN_KERNELS,
@@ -410,14 +415,18 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             moe_kernel, fp8_fit = layer_kernel(eff.moe_kernel, fmt=expert_fmt.get(i), gpu=gpu,
                                                version=eff.engine_version, layout=layout)
             pad, extra = 1.0, 0.0
+            # A kernel with zero-padded weights (Marlin's MXFP4) at its padded shapes: FLOPs,
+            # weights and activations grow by `grown` (moe_kernel.kernel_shape).
+            width_k, h_k, grown = kernel_shape(moe_kernel, moe.moe_intermediate_size
+                                               // layout.moe_tp, h)
             if moe_kernel is not None:
                 pad, extra = fused_moe_traffic(
-                    s, moe_kernel, tokens=moe_tokens, experts=n, top_k=k, hidden=h,
-                    width=moe.moe_intermediate_size // layout.moe_tp, act_bytes=act_bytes,
-                    ep=layout.ep)
+                    s, moe_kernel, tokens=moe_tokens, experts=n, top_k=k, hidden=h_k,
+                    width=width_k, act_bytes=act_bytes, ep=layout.ep)
             s.op("experts",
-                 flops=moe_tokens * 2 * lp.routed_active / expert_ranks * pad + shared_flops,
-                 nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
+                 flops=moe_tokens * 2 * lp.routed_active / expert_ranks * pad * grown
+                 + shared_flops,
+                 nbytes=(lp.routed_experts * grown + lp.router) * bpp_exp["experts"] * touched
                  + shared_bytes + extra, math=math_exp["experts"], kernels=2,
                  least_s=eff.moe_floor_s, expert_rows=moe_tokens * k / n,
                  mma_sync=moe_kernel is not None and moe_kernel.mma_sync, fp8_fit=fp8_fit,

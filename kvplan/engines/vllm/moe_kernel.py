@@ -63,7 +63,9 @@ marlinhopper61). The Marlin MoE kernel
 thread block's MMAs over its whole 16 x thread_m_blocks-row A tile and masks rows past
 `block_num_valid_tokens` on load and store only: padded rows cost MMA work, as Triton's do. At a
 2,048-token step gpt-oss-120b's 128 experts average 64 rows (block 64), gpt-oss-20b's 32 average
-256 (block 64).
+256 (block 64). Its weights are zero-padded (per-rank intermediate to 128, hidden to 256) and
+its GEMMs, activation and sum run at the padded shapes (task tpslope66, read in 0.18.0:
+VLLM_MARLIN_MXFP4_MOE pad_width / pad_hidden below, kvplan.perf.moe_kernel.kernel_shape).
 
 FlashInfer's CUTLASS MoE (issue 30, flashmoe60; FlashInferExperts, 0.20.0
 flashinfer_cutlass_moe.py:244-394, over flashinfer-python 0.6.8.post1's cutlass_fused_moe, the
@@ -153,10 +155,23 @@ VLLM_MARLIN_MXFP4_MOE = FusedMoeKernel(
     # vllm 0.11.0 csrc/moe/marlin_moe_wna16/marlin_template.h:89-141 (`mma`, `mma_trans`), the
     # directory issuing no wgmma (grep); on Hopper they run at the card's mma.sync rate.
     mma_sync=True,
+    # Its weights and GEMMs at padded shapes (tpslope66, read in vLLM 0.18.0): create_weights
+    # rounds the per-rank intermediate size up to 128 and the hidden size up to 256 ("the moe
+    # marlin kernel requires that for each linear n % 256 == 0 and k % 128 == 0",
+    # quantization/mxfp4.py:321-342); FusedMoE pads gpt-oss's hidden size alike
+    # (fused_moe/layer.py:245-269 maybe_roundup_hidden_size, MARLIN -> round_up(h, 256)) and its
+    # runner zero-pads the layer's input to it (runner/default_moe_runner.py:418-424);
+    # fused_marlin_moe runs the w13 GEMM at size_n = 2 N, size_k = K and the w2 GEMM at size_n
+    # = K, size_k = N, N read from the padded w2 (marlin_utils.py:249-255), K the padded input's
+    # (fused_marlin_moe.py:88-199). gpt-oss-120b (I 2,880, H 2,880): TP 1 2,944 x 3,072, TP 2 /
+    # 4 / 8 1,536 / 768 / 384 x 3,072.
+    pad_width=128,
+    pad_hidden=256,
     source="vllm 0.11.0 model_executor/layers/fused_moe/fused_marlin_moe.py:99-204; "
            "quantization/mxfp4.py:59-102 (get_mxfp4_backend), :785-799; "
            "csrc/moe/marlin_moe_wna16/marlin_template.h (block_num_valid_tokens; mma.sync "
-           "89-141)",
+           "89-141); vllm 0.18.0 quantization/mxfp4.py:321-342, fused_moe/layer.py:245-269, "
+           "runner/default_moe_runner.py:418-424, fused_marlin_moe.py:88-199 (padded shapes)",
 )
 
 # FlashInfer's CUTLASS MoE (module docstring): 16-bit experts, and block FP8 (its block-scale
