@@ -26,8 +26,11 @@ separate "per step" from "per token" on these rows (all share 8,192). The one st
 difference: gpt-oss's 7,373-token step is above the 2,048 capture size (ungraphed) and its
 922-token step is not; kvplan's opt-in price of that (kvplan.perf.vllm_ungraphed: 543 launches
 at TP 1, 616 at TP 2-8, x 4.4 us) is 2.39 / 2.71 ms (`ungraphed_ms`), 0.37 / 0.42 us a prompt
-token if none of it hid behind the GPU (a 100-300 ms step hides it): at most 4 % of the excess.
+token if none of it hid behind the GPU (a 100-300 ms step hides it): at most 6 % of the excess.
 MiniMax's two steps are both above its 512 capture size: no difference.
+Caveat: the scripts are read at that one commit; the rows ran earlier, and the MiniMax H200
+script changed twice before it (git log: a36346339, 5e2c705d3): the flags at run time are
+inferred, not recorded by the rows.
 
 (b) HOST WORK PER PROMPT TOKEN: FITS MOST OF gpt-oss's EXCESS ON THIS HOST, NOT MiniMax's. The
 client (benchmark_serving.py:91-169, :786; backend_request_func.py:234-330) posts TEXT to
@@ -58,6 +61,10 @@ is); MiniMax H200 0.18.0 TP 8 -0.4 -> -6.7 (kvplan's step there would have to be
 and 0.16.0 TP 4 13.4 -> 8.5. MiniMax's two servers contradict it: host work per token grows from
 0.16.0 to 0.18.0 (the prime), its excess falls from 13.4 to -0.4. MiniMax's own tokenizer is not
 reachable offline (not timed); its TP 4 / TP 8 kvplan steps were not examined here.
+The B200 rows (aggfaith64: vLLM 0.15.1, FlashInfer; increases 70 / 53 / 52 / 49 ms at TP 1 / 2
+/ 4 / 8, GPU split ops included) are consistent with it: tokenizing alone (no whole-prompt
+prime before 0.17) is 4.90 x 6,451 = 32 ms, below the TP 8 increase; their kvplan steps were not
+re-derived here.
 
 (c) GPU OPS EVERY RANK RUNS WHOLE: REJECTED for the fixed part. At TP 1 nothing is split, and
 the excess is as large there (H200 10.0 us a token) as at TP 8; a GPU op costing ~64 ms for
