@@ -27,6 +27,51 @@ rows under the client's workload, it is named as the mechanism the default-flag 
 (each arrival its own extend step, which stalls every decode); the bench's flags are a harness
 choice for the lead (they move the heavy page), not a kvplan rule, so nothing changes by default.
 
+FINDING (sglclient66 at 434e2623, the arm and its rule committed before the run; `python -m
+tests.benches.sglclient66 recv`, 8 minutes wall for the subset's 39 SGLang rows x 3 arms on the
+shared 2-core host; 30 replayed, the 9 others not replayed in any arm: 8 Qwen3.5 FP4, 1
+DeepSeek TP4, the bench's own refusals). The section's 15 rows reproduce clientsec66's
+median |TPOT err| 12.0 % fixed -> 21.4 % client.
+
+- Sign: kvplan's client-mode TPOT is too HIGH (section: 11 of 15 rows above the measured,
+  signed median +21.4 %; all 30: 22 above, +18.4 %). Not the decode steps: their share alone
+  (decode steps / output gaps) is within a median 13.6 % of the measured TPOT on the section
+  (16.0 % on all 30), as at the fixed lengths (12.0 / 13.9 %). The added error is the
+  extend stalls: kvplan runs each arriving prompt as its own extend step (1.1 - 1.3 prompts
+  per extend: every closed-loop finish sends one prompt, which the next step takes) that
+  stops every decoding request, as SGLang does (scheduler.py 0.5.9:1875-1957
+  get_next_batch_to_run: a new prefill batch runs first, decodes only without one;
+  server_args.py 0.5.9:597 enable_mixed_chunk False; :596 overlap on, which overlaps the CPU
+  scheduling of batch N+1 with batch N's GPU time, event_loop_overlap :1135-1185, but not an
+  extend with a decode). Each stall costs 154 - 380 ms in kvplan (a 1,024-token prompt on
+  DeepSeek-R1 B200 TP8 prices 155 ms, of which 135 ms is the eager launches: op count x the
+  fitted 63.2 us, kvplan.perf.efficiency PREFILL_LAUNCH_FIT; Qwen3.5 B200 TP4 187 ms of 208),
+  and a request sits through about 0.8 x C of them (13 at C 16, 52 at 64, 98 at 128): at ISL
+  1,024 and C >= 16 (8 rows) the stalls are 27 % of kvplan's TPOT and the median |TPOT err|
+  is 15.1 % fixed -> 37.8 % client (decode steps alone 12.9 %).
+- What kvplan misses, first: the InferenceX scripts' --scheduler-recv-interval (30 from 16
+  users, else 10, on the B200 / B300 scripts; none on H200), which kvplan follows
+  (sglang_scheduler rule 3) but the bench leaves at 1. SGLang then takes the sent requests
+  only every N decode steps (scheduler.py 0.5.9:1222-1227, scheduler_recv_skipper.py), so
+  arrivals are grouped into one extend: stalls per request 52 -> 17 (C 64), 27 -> 13 (C 32).
+  With the scripts' interval (recv arm): section 15 rows 21.4 % -> 14.1 % (held out 11:
+  11.9 -> 11.9 %; shaped 4: 26.0 -> 22.8 %); all 30: 18.4 -> 13.5 % (held out 20: 8.1 ->
+  8.9 %; shaped 10, the DeepSeek rows that shaped rule 3's TTFT: 27.5 -> 25.9 %); median
+  TTFT ratio 0.71 -> 0.78 (held out 0.65 -> 0.72). Per row it halves the ISL 1,024 C >= 16
+  misses (+46.0 -> +21.4 %, +55.2 -> +32.4 %, +31.1 -> +24.9 %) and pushes the ISL 8,192
+  ones below the measured (+8.0 -> -1.2 %, +8.1 -> -8.2 %, -2.9 -> -9.6 %). By the decision
+  rule stated above, the held-out median did not improve (8.1 -> 8.9 %), so it is NOT named
+  as the mechanism on its own; it is a harness flag the bench drops, worth passing (the
+  lead's call: it moves the heavy page), not a kvplan rule.
+- Left: rows the recv interval does not reach keep large positive misses where stalls
+  dominate (GLM-5 B300 C 128, no interval in its script: +42.0 %, 98 stalls of 211 ms per
+  request; DeepSeek H200 C 16, ISL 1,024: +33.6 %, its decode steps alone already +18 %; C 64,
+  ISL 8,192: +27.8 %, decode steps alone -21 % and stalls of 379 ms adding 24.4 ms a
+  token). The next suspect is the extend's price when it interrupts
+  decodes (the eager-launch term fitted on bench_one_batch's isolated prefills, summed with
+  the GPU time, 63.2 us x ops); not changed here: no code read says how SGLang's overlap
+  loop hides that launch behind the previous decode step, and no measurement times it.
+
 Run: python -m tests.benches.sglclient66 [section] [recv]   (section: only the section's rows;
 recv: add the counterfactual arm)
 """
