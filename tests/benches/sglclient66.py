@@ -69,8 +69,12 @@ median |TPOT err| 12.0 % fixed -> 21.4 % client.
   ISL 8,192: +27.8 %, decode steps alone -21 % and stalls of 379 ms adding 24.4 ms a
   token). The next suspect is the extend's price when it interrupts
   decodes (the eager-launch term fitted on bench_one_batch's isolated prefills, summed with
-  the GPU time, 63.2 us x ops); not changed here: no code read says how SGLang's overlap
-  loop hides that launch behind the previous decode step, and no measurement times it.
+  the GPU time, 63.2 us x ops). Read, not changed: under the overlap loop SGLang 0.5.9
+  launches the forward on the scheduler thread itself (scheduler.py:2278-2330 run_batch,
+  `model_worker.forward_batch_generation` under forward_stream_ctx; no worker thread), so the
+  extend's launches overlap at most the previous decode step's GPU time: one decode step per
+  stall, about 52 x 23.7 ms / 1,023 = 1.2 ms of row 288's 32.9 ms (+46 -> +40 %), not the
+  miss. No measurement here times an extend that interrupts decodes.
 
 Run: python -m tests.benches.sglclient66 [section] [recv]   (section: only the section's rows;
 recv: add the counterfactual arm)
