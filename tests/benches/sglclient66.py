@@ -44,8 +44,9 @@ median |TPOT err| 12.0 % fixed -> 21.4 % client.
   server_args.py 0.5.9:597 enable_mixed_chunk False; :596 overlap on, which overlaps the CPU
   scheduling of batch N+1 with batch N's GPU time, event_loop_overlap :1135-1185, but not an
   extend with a decode). Each stall costs 154 - 380 ms in kvplan (a 1,024-token prompt on
-  DeepSeek-R1 B200 TP8 prices 155 ms, of which 135 ms is the eager launches: op count x the
-  fitted 63.2 us, kvplan.perf.efficiency PREFILL_LAUNCH_FIT; Qwen3.5 B200 TP4 187 ms of 208),
+  DeepSeek-R1 B200 TP8 prices 155 ms and a one-token one already 135 ms, mostly the eager
+  launches, op count x the fitted 63.2 us, kvplan.perf.efficiency PREFILL_LAUNCH_FIT;
+  Qwen3.5 B200 TP4 208 and 187 ms),
   and a request sits through about 0.8 x C of them (13 at C 16, 52 at 64, 98 at 128): at ISL
   1,024 and C >= 16 (8 rows) the stalls are 27 % of kvplan's TPOT and the median |TPOT err|
   is 15.1 % fixed -> 37.8 % client (decode steps alone 12.9 %).
