@@ -64,3 +64,12 @@ def test_row_setup_passes_the_scripts_backend(monkeypatch: pytest.MonkeyPatch) -
     assert "mxfp4_backend" not in _captured(_rows("b200_sxm", "0.15.1")[0], monkeypatch)
     monkeypatch.setattr(agg, "SCRIPT_ENV", False)  # the bench before marlinrow66
     assert "mxfp4_backend" not in _captured(hopper, monkeypatch)
+
+
+def test_kvplan_defaults_restores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # gptosshopper62's `frozen` arm and tpslope66's default replay: Triton inside, Marlin after.
+    hopper = _rows("h100_sxm", "0.18.0")[0]
+    with env.kvplan_defaults():
+        assert "mxfp4_backend" not in _captured(hopper, monkeypatch)
+    assert agg.SCRIPT_ENV is True
+    assert _captured(hopper, monkeypatch)["mxfp4_backend"] == "marlin"

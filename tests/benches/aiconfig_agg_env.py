@@ -36,6 +36,9 @@ replay equals its `marlin` one on all 108 rows) and stay at the bench's frozen d
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from tests.benches import aiconfig_agg_client
 
 MODEL = "openai/gpt-oss-120b"
@@ -54,3 +57,18 @@ def mxfp4_backend(row: dict[str, str]) -> str | None:
             or not aiconfig_agg_client.inferencex(row)):
         return None
     return "marlin" if (row["system"], row["backend_version"]) in MARLIN_SCRIPTS else None
+
+
+@contextmanager
+def kvplan_defaults() -> Iterator[None]:
+    """Inside, the bench replays every row with every flag at kvplan's default
+    (aiconfig_agg_runs.SCRIPT_ENV off: the bench before marlinrow66), as the records of
+    gptosshopper62's `frozen` arm and tpslope66's default replay were made."""
+    from tests.benches import aiconfig_agg_runs as agg  # it imports this module
+
+    was = agg.SCRIPT_ENV
+    agg.SCRIPT_ENV = False
+    try:
+        yield
+    finally:
+        agg.SCRIPT_ENV = was

@@ -148,6 +148,7 @@ def _write(out: str, rows: list[dict[str, str]], replay) -> None:  # type: ignor
 def run(out: str, shard: int = 0, shards: int = 1) -> None:
     """aggfaith64.run's replay (CLIENT_WORKLOAD on, every flag at its default) over `pool`."""
     agg.CLIENT_WORKLOAD = True
+    agg.SCRIPT_ENV = False  # the default replay recorded here (Triton); marlinrow66 made Marlin
     _write(out, pool()[shard::shards], agg.replay)
 
 
