@@ -72,3 +72,27 @@ def kvplan_defaults() -> Iterator[None]:
         yield
     finally:
         agg.SCRIPT_ENV = was
+
+
+# The record of tests.benches.marlinrow66's run (bench frozen at 8dc362ac, before any replay);
+# printed after aiconfig_agg_text.GPTOSS_HOPPER_FINDING by aiconfig_agg_runs.print_harness.
+FINDING = (
+    "marlinrow66: since this change the page's replay of InferenceX's 108 H100 / H200 "
+    "gpt-oss-120b vLLM 0.18.0 rows passes the MXFP4 MoE kernel their scripts export "
+    "(VLLM_MXFP4_USE_MARLIN=1 at InferenceX cec542a9a, gptoss_fp4_h100.sh:28 / "
+    "gptoss_fp4_h200.sh:47: Marlin at its padded shapes), not kvplan's default for vLLM "
+    "0.18.0 on SM 9.0 (Triton: mxfp4.py:109-170, which kvplan reads right; the script "
+    "overrides it): tests/benches/aiconfig_agg_env.py. SHAPED rows (gptosshopper62 and "
+    "tpslope66 read them), nothing fitted: the setting is the source's. Before -> after "
+    "(tests/benches/marlinrow66.py, all 108 in both; median |err| TTFT / TPOT, median ratio "
+    "TTFT / TPOT, both inside): the page's fixed lengths 30.8 / 5.7 % -> 93.5 / 5.4 %, "
+    "1.17 / 0.96 -> 1.94 / 1.02, 44 -> 17 (ISL 8,192: H100 0.99 -> 1.47, H200 0.94 -> 1.52; "
+    "ISL 1,024: 1.45 -> 2.30, 1.50 -> 2.34); InferenceX's client workload (CLIENT_WORKLOAD "
+    "on) 50.1 / 5.5 % -> 23.8 / 5.5 %, 0.50 / 0.96 -> 0.76 / 1.03, 0 -> 57 (H100 ISL 1,024 "
+    "0.51 -> 0.73, 8,192 0.51 -> 0.79; H200 0.46 -> 0.69, 0.51 -> 0.85; TPOT error H100 "
+    "5.4 -> 8.8 % and 2.9 -> 7.3 %, H200 5.4 -> 3.5 % and 15.1 -> 2.1 %). So the page's "
+    "figures for these rows get WORSE: the fixed lengths' lockstep queue (aiconfig_agg_client's "
+    "FINDING) multiplies a slower prefill, and the Triton replay's 1.17 was that queue "
+    "flattering a prefill priced at half the measured; under the client's workload, the "
+    "more faithful replay, the Marlin kernel the servers ran closes half the TTFT gap. The "
+    "rest (ratio 0.76: tpslope66's FINDING, a fixed ~7-11 us a prompt token) is left open.")

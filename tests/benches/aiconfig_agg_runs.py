@@ -651,7 +651,7 @@ def print_harness(part: list[Replay]) -> None:
                                 [r for r in mine if r.input_len == isl]))
     print(f"\n{h.FINDING}")
     print(f"\n{aiconfig_agg_client.FINDING}")
-    print(f"\n{GPTOSS_HOPPER_FINDING}")
+    print(f"\n{GPTOSS_HOPPER_FINDING}\n\n{aiconfig_agg_env.FINDING}")
 
 
 def _representative() -> SimSetup:

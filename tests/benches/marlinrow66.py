@@ -18,6 +18,17 @@ Order (committed before any run): the rows by the client replay's decode work, 1
 then id, so an interrupted client run holds the cheapest rows; each row's two arms run back to
 back (paired). Results are appended, one JSON line a row, so a run can be read as it goes.
 
+RESULTS (first run, bench frozen at 8dc362ac; all 108 rows in both arms of both replays, none
+refused; median |err| TTFT / TPOT, median ratio TTFT / TPOT, both inside [0.75, 1.33]):
+- fixed lengths (the page): 30.8 / 5.7 % -> 93.5 / 5.4 %, 1.17 / 0.96 -> 1.94 / 1.02, 44 -> 17.
+  H100 ISL 1,024 (32) 1.45 -> 2.30, 8,192 (18) 0.99 -> 1.47; H200 1,024 (34) 1.50 -> 2.34,
+  8,192 (24) 0.94 -> 1.52 (TTFT ratio).
+- client workload: 50.1 / 5.5 % -> 23.8 / 5.5 %, 0.50 / 0.96 -> 0.76 / 1.03, 0 -> 57. TTFT
+  ratio H100 1,024 0.51 -> 0.73, 8,192 0.51 -> 0.79; H200 0.46 -> 0.69, 0.51 -> 0.85. TPOT
+  |err| H100 5.4 -> 8.8 % and 2.9 -> 7.3 % (worse), H200 5.4 -> 3.5 % and 15.1 -> 2.1 %.
+Run time: fixed about 10 min (one process), client about 25 min (three shards) on the shared
+2-core host under load 10.
+
 Run: python -m tests.benches.marlinrow66 run fixed|client OUT.jsonl [--skip N] [--limit N];
      python -m tests.benches.marlinrow66 report OUT.jsonl [OUT2.jsonl ...]
 """
@@ -85,7 +96,9 @@ def line(name: str, recs: list[dict[str, object]], arm: str) -> str:
 
 
 def report(paths: list[Path]) -> None:
-    recs = [json.loads(x) for p in paths for x in p.read_text().splitlines() if x.strip()]
+    recs = list({(r["id"], r["mode"]): r for r in reversed(
+        [json.loads(x) for p in paths for x in p.read_text().splitlines() if x.strip()])
+    }.values())  # one record a row and mode (shards may overlap): the first written
     print("| group | arm | rows | median TTFT err | median TPOT err | median TTFT ratio | "
           "median TPOT ratio | inside TTFT / TPOT / both |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
