@@ -13,9 +13,12 @@ start-up burst) and the last `concurrency` sent (the drain) not measured; the me
 benchmark's steady state. Assumed, not stated by the rows: --max-model-len ISL + OSL + 1,500
 (aiconfigurator's generator, rule_plugin/vllm.rule at 095f58a5: `agg max_seq_len =
 isl + osl + 1500`); every other flag the engine's default (whether the rows ran the generator's
-flags is not recorded, as for the disaggregated rows). Read later (aggvllmttft55,
+flags is not recorded, as for the disaggregated rows); since marlinrow66 (`SCRIPT_ENV`) the
+MXFP4 MoE kernel an InferenceX row's script exports (tests.benches.aiconfig_agg_env: Marlin on
+the Hopper gpt-oss vLLM 0.18.0 rows), a setting the source states. Read later (aggvllmttft55,
 tests.benches.aiconfig_harness): most rows are InferenceX's runs, the engine's own server at
-flags each InferenceX script states, not the generator's; the bench's assumptions stay frozen.
+flags each InferenceX script states, not the generator's; the bench's assumptions stay frozen
+but that MXFP4 kernel (marlinrow66).
 aggwork64 wrote InferenceX's client workload as its code runs it (tests.benches.aiconfig_agg_client:
 10 x C requests, lengths uniform in [0.8, 1] x ISL / OSL, every request measured; SGLang's
 --ignore-eos), a harness fix, not a kvplan rule, behind `CLIENT_WORKLOAD`. It is OFF for this
@@ -95,6 +98,7 @@ from kvplan.sources.resolve import load_model
 from tests.benches import (
     aiconfig_agg_client,
     aiconfig_agg_dp,
+    aiconfig_agg_env,
     aiconfig_agg_trtep,
     aiconfig_harness,
     aiconfig_nightly,
@@ -127,6 +131,10 @@ WORK_BOUND = 1 << 19
 # aggwork64's client workload (tests.benches.aiconfig_agg_client) on the page's replay: off, for
 # CI's time (module docstring); tests.benches.aggwork64_eval replays its subset with it on.
 CLIENT_WORKLOAD = False
+# marlinrow66: the MXFP4 MoE backend an InferenceX row's script exports (aiconfig_agg_env:
+# VLLM_MXFP4_USE_MARLIN=1 on the Hopper gpt-oss vLLM 0.18.0 rows), passed to the row's setup.
+# On for the page; False replays every flag at kvplan's default (the bench before marlinrow66).
+SCRIPT_ENV = True
 # The generator's max_seq_len pad (rule_plugin/vllm.rule at 095f58a5), as --max-model-len.
 CONTEXT_PAD = 1500
 
@@ -353,10 +361,11 @@ def _spec(config: str) -> ModelSpec:
 @cache
 def _setup(model: str, precision: str, system: str, backend: str, version: str, tp: int,
            ep: int, context: int, dp: int = 1, frontend: bool = False,
-           ignore_eos: bool = False) -> SimSetup:
+           ignore_eos: bool = False, mxfp4_backend: str | None = None) -> SimSetup:
     """`dp` > 1: that many attention-DP ranks of `tp` GPUs (tests.benches.aiconfig_agg_dp);
     `frontend`: with the API server's fitted CPU stage (`simulate --frontend`); `ignore_eos`:
-    SGLang's requests sent with ignore_eos (aiconfig_agg_client.ignore_eos)."""
+    SGLang's requests sent with ignore_eos (aiconfig_agg_client.ignore_eos); `mxfp4_backend`:
+    the script's MXFP4 MoE kernel (--mxfp4-backend; aiconfig_agg_env), None: kvplan's default."""
     config, kv_dtype, _ = AGG_MODELS[(model, precision)]
     spec = _spec(config)
     rank = (aiconfig_agg_dp.rank_layout(backend, tp, dp, 1, ep) if dp > 1 else None)
@@ -364,7 +373,8 @@ def _setup(model: str, precision: str, system: str, backend: str, version: str, 
                              gpu=GPUS[system], tp=tp if rank is None else rank.tp,
                              engine_version=version,
                              **({"ep": ep} if rank is None else {"ep": rank.ep,
-                                                                "dp_attention": rank.dp_attention}))
+                                                                "dp_attention": rank.dp_attention}),
+                             **({} if mxfp4_backend is None else {"mxfp4_backend": mxfp4_backend}))
     sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1, frontend=frontend,
                    sglang=SglangOptionsSim(ignore_eos=True) if ignore_eos else None)
     return sim
@@ -372,11 +382,13 @@ def _setup(model: str, precision: str, system: str, backend: str, version: str, 
 
 def row_setup(row: dict[str, str], version: str, *, frontend: bool = False) -> SimSetup:
     """The bench's engine for the row: its checkpoint, GPU and layout, `version`'s rules, a
-    max model length of ISL + OSL + CONTEXT_PAD (module docstring)."""
+    max model length of ISL + OSL + CONTEXT_PAD (module docstring), the MXFP4 MoE kernel the
+    row's script exports where SCRIPT_ENV (aiconfig_agg_env)."""
     tp, dp, _, ep = aiconfig_agg_dp.as_run(row, layout(row))  # the layout as run (vllmdpep56)
     return _setup(row["model_path"], row["precision"], row["system"], row["backend"], version,
                   tp, ep, int(row["isl"]) + int(row["osl"]) + CONTEXT_PAD, dp, frontend,
-                  aiconfig_agg_client.ignore_eos(row))
+                  aiconfig_agg_client.ignore_eos(row),
+                  aiconfig_agg_env.mxfp4_backend(row) if SCRIPT_ENV else None)
 
 
 def replay(row: dict[str, str]) -> Replay:
@@ -559,7 +571,10 @@ def print_section() -> None:
           "tests/benches/aiconfig_agg_client.py, off here for CI's time; the fixed lengths keep "
           "the users in lockstep and flatter kvplan's TTFT: " + client_rows.headline()
           + "; the subsection after this table), every engine "
-          "flag at its default, --max-model-len ISL + OSL + 1,500 (aiconfigurator's generator). "
+          "flag at its default but the MXFP4 MoE kernel InferenceX's Hopper gpt-oss scripts "
+          "export (VLLM_MXFP4_USE_MARLIN=1: Marlin, since marlinrow66; "
+          "tests/benches/aiconfig_agg_env.py), --max-model-len ISL + OSL + 1,500 "
+          "(aiconfigurator's generator). "
           f"Replayed: {len(done):,}. Inside means "
           f"predicted / measured within [{BAND[0]}, {BAND[1]}]; the medians are of |predicted / "
           "measured - 1| over the replayed rows.\n")
@@ -643,7 +658,7 @@ def print_harness(part: list[Replay]) -> None:
                                 [r for r in mine if r.input_len == isl]))
     print(f"\n{h.FINDING}")
     print(f"\n{aiconfig_agg_client.FINDING}")
-    print(f"\n{GPTOSS_HOPPER_FINDING}")
+    print(f"\n{GPTOSS_HOPPER_FINDING}\n\n{aiconfig_agg_env.FINDING}")
 
 
 def _representative() -> SimSetup:

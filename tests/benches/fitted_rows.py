@@ -932,6 +932,10 @@ _AIC_AGG_SGLANG_NIGHTLY = _listed_rows("aiconfig_agg_sglnightly62_rows.txt")
 # The 493 TensorRT-LLM aggregated rows replayed at stop 56's end, read (TTFT median ratio 0.616,
 # median |error| 55.8 %) before trtprefill57's eager-prefill rule was written.
 _AIC_AGG_TRT_ALL = _listed_rows("aiconfig_agg_trtprefill57_rows.txt")
+# The 108 InferenceX H100 / H200 gpt-oss-120b vLLM 0.18.0 aggregated rows, read before
+# gptosshopper62's forced-Marlin rule and in tpslope66's pool before its padded-shape rule; the
+# page replays them with the scripts' Marlin since marlinrow66 (tests.benches.aiconfig_agg_env).
+_AIC_AGG_GPTOSS_HOPPER = _listed_rows("aiconfig_agg_gptoss_hopper_rows.txt")
 
 
 # prospective56's Scicom vLLM 0.15.0 runs (tests/data/sim_to_real/prospective56.json), whose
@@ -1672,6 +1676,17 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "frozen before any replay with it: the 17 rows both inside 6 -> 7, TTFT inside "
                 "7 -> 11, median TTFT ratio 0.68 -> 0.84, TPOT unchanged",
            rows=_AIC_PROSPECTIVE_RECV63),
+    Shaped(commit="bfe50803",
+           rule="vLLM's forced MXFP4 kernel (--mxfp4-backend marlin, as VLLM_MXFP4_USE_MARLIN=1) "
+                "reaches the time model (VllmMoeKernels.mxfp4_chosen), written after these "
+                "rows' errors were printed (gptosshopper62); on the page since marlinrow66 "
+                "passes the scripts' Marlin (tests.benches.aiconfig_agg_env)",
+           rows=_AIC_AGG_GPTOSS_HOPPER),
+    Shaped(commit="f2738442",
+           rule="vLLM's Marlin MXFP4 MoE at its padded shapes (tpslope66), written after these "
+                "rows were read in its pool under the client workload, Triton and Marlin; on "
+                "the page since marlinrow66",
+           rows=_AIC_AGG_GPTOSS_HOPPER),
 )
 
 

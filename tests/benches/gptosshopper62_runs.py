@@ -13,7 +13,9 @@ gptoss_fp4_b200.sh sets no Marlin) are the controls: the rule must not move them
 
 Three replays of each row, the bench's closed loop and steady-state means otherwise as frozen:
 
-- frozen: aiconfig_agg_runs.replay (every flag at its default: Triton on Hopper);
+- frozen: aiconfig_agg_runs.replay (every flag at its default: Triton on Hopper; since
+  marlinrow66 the bench's own replay passes the scripts' Marlin, so this arm runs it under
+  aiconfig_agg_env.kvplan_defaults);
 - marlin: the same with --mxfp4-backend marlin (the scripts' environment, nothing else);
 - script (H100 / H200; the B200 rows as `marlin`): marlin and the script's other serve flags
   (config.yaml: no prefix caching, --max-num-batched-tokens 8192, --max-model-len 10,240 on
@@ -63,6 +65,7 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import SimSetup, setup
 from kvplan.engines.base import Engine
 from tests.benches import aiconfig_agg_runs as agg
+from tests.benches.aiconfig_agg_env import kvplan_defaults
 from tests.benches.aiconfig_agg_loop import row_run
 from tests.benches.aiconfig_harness_replay import workload
 from tests.benches.disagg_rows import BAND, Replay, stated_concurrency
@@ -110,8 +113,9 @@ def _sim(row_id: str, mode: str) -> SimSetup:
 
 
 def replay(row: dict[str, str], mode: str) -> Replay:
-    if mode == "frozen":
-        return agg.replay(row)
+    if mode == "frozen":  # every flag at kvplan's default (marlinrow66 made Marlin the bench's)
+        with kvplan_defaults():
+            return agg.replay(row)
     sim: Callable[[], SimSetup] = lambda: _sim(row["id"], mode)  # noqa: E731
     return agg.replay_on(row, sim, f"gptosshopper62-{mode}")
 
@@ -144,7 +148,11 @@ def harness(row: dict[str, str], mode: str) -> tuple[float, float] | None:
     1] x ISL / OSL, every request measured) on the `mode` setup; None where kvplan refuses."""
     conc = stated_concurrency(row)
     assert conc is not None
-    sim = agg.row_setup(row, agg.release(row) or "") if mode == "frozen" else _sim(row["id"], mode)
+    if mode == "frozen":
+        with kvplan_defaults():
+            sim = agg.row_setup(row, agg.release(row) or "")
+    else:
+        sim = _sim(row["id"], mode)
     try:
         result = row_run(row, sim, workload(int(row["isl"]), int(row["osl"]), conc))
     except KvplanError:
