@@ -203,8 +203,10 @@ def print_section() -> None:
           "spread lengths break the lockstep, and what is left is kvplan's prefill priced "
           "short (aiconfig_agg_client's FINDING). So the client-workload columns are the "
           "faithful comparison and the fixed-length ones flatter kvplan; nothing was fitted "
-          "on either, no rule changed, every row held out (the split column: a row on the "
-          "host of shaped disaggregated rows says so). Errors are kvplan / measured - 1; "
+          "on either, no rule changed, every row held out when drawn (the split column: a row "
+          "named shaped since, by a rule written after it was read, e.g. the Hopper gpt-oss "
+          "rows of gptosshopper62's and tpslope66's MXFP4 rules, or on the host of shaped "
+          "disaggregated rows, says so). Errors are kvplan / measured - 1; "
           f"inside means both ratios within [{BAND[0]}, {BAND[1]}].\n")
     print("| rows | n | fixed: TTFT err | TPOT err | TTFT ratio | TPOT ratio | both inside | "
           "client: TTFT err | TPOT err | TTFT ratio | TPOT ratio | both inside |")

@@ -477,13 +477,22 @@ def shaped_hosts() -> dict[tuple[str, str, str], tuple[str, ...]]:
     return {k: tuple(v) for k, v in hosts.items()}
 
 
+# SHAPED_BY entries marlinrow66 added (its gpt-oss Hopper rows named shaped by gptosshopper62's
+# and tpslope66's rules): pools drawn before them (aggwork64_eval's subset, tpslope66's pool)
+# stay the ones their records were made on by leaving these out (`shaped_rows(without=...)`).
+NAMED_BY_MARLINROW66 = frozenset({"bfe50803", "f2738442"})
+
+
 @cache
-def shaped_rows() -> dict[str, tuple[str, ...]]:
+def shaped_rows(without: frozenset[str] = frozenset()) -> dict[str, tuple[str, ...]]:
     """Row id -> the SHAPED_BY commits that name the aggregated row (read before a rule
-    written for it: trta2a56's TensorRT-LLM EP rows, tests.benches.aiconfig_agg_trtep)."""
+    written for it: trta2a56's TensorRT-LLM EP rows, tests.benches.aiconfig_agg_trtep), the
+    entries of the commits in `without` left out (a pool drawn before they were named)."""
     ids = {PREFIX + r["id"] for r in rows()}
     out: dict[str, list[str]] = {}
     for s in SHAPED_BY:
+        if s.commit in without:
+            continue
         for rid in set(s.rows) & ids:
             out.setdefault(rid, []).append(s.commit)
     return {k: tuple(v) for k, v in out.items()}

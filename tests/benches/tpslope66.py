@@ -121,13 +121,13 @@ SPLIT = ("experts", "attention_proj", "attention", "lm_head")  # per-rank work /
 
 # SHAPED_BY entries added after this pool was drawn (marlinrow66 named its gpt-oss rows shaped
 # by gptosshopper62's and this bench's rules): the pool stays the one the record was made on.
-NAMED_LATER = frozenset({"bfe50803", "f2738442"})
+NAMED_LATER = agg.NAMED_BY_MARLINROW66
 
 
 def pool() -> list[dict[str, str]]:
     """Every held-out InferenceX row of aggfaith64's vLLM Hopper MoE group at every stated
     concurrency, file order (held out as when drawn: NAMED_LATER not counted)."""
-    shaped = {k for k, v in agg.shaped_rows().items() if set(v) - NAMED_LATER}
+    shaped = agg.shaped_rows(without=NAMED_LATER)
     return [r for r in agg.rows() if client.inferencex(r) and not agg.why_not(r)
             and PREFIX + r["id"] not in shaped and stated_concurrency(r) is not None
             and af.group(r) == ("vllm", "Hopper", "MoE")]
