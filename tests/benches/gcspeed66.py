@@ -24,8 +24,16 @@ s, collector 4.3 s, on a loaded host); turning the collector off without let_go 
 scan of the 1.3 million objects (1.1 s) to the caller. Peak RSS of the heaviest case: 1,228
 MiB before and after (ru_maxrss; the run makes no cyclic garbage for the collector to free).
 
-Measured: see MEASURED (CPU s, min of 3, main b299323e -> this branch, interleaved on the
-shared 2-core host) and the report of the branch.
+Measured (main b299323e -> this branch, both arms run at the same time on the shared 2-core
+host, load 7 - 17, so single numbers drift by 20 - 30 %): MEASURED, CPU s of each case's simulate
+calls, min of 3 (simspeed65's `time --repeat 3`). The gain is on SGLang's page-size-1 rows (a
+page object per token); the vLLM rows' collector was 0.3 s of 6.6 s at most and their
+before -> after is inside the host's noise. Every simspeed65 dump byte-identical (10 cases).
+aggwork64_eval's 120-row subset, one run of each arm: fixed lengths (the page's mode) 42.9 ->
+28.9 s, CLIENT_WORKLOAD 179.2 -> 127.8 s, every row's outputs equal in both modes (`same`).
+prospective64_runs: the same page, 184.0 -> 183.0 s CPU (user; no page-1 pool in its runs).
+tests.benches.prospdis65_runs.replay_all (simulate_disagg, the disagg page's simulator): the
+collector 0.03 s of 3.65 s, and the disagg page calls no `simulate`: left as it was.
 
 Run: python -m tests.benches.gcspeed66 gc CASE (one case per process: its CPU, the collector's
 time and collections through gc.callbacks, peak RSS) | same A.jsonl B.jsonl (two runs of
@@ -44,7 +52,25 @@ from typing import Any
 from tests.benches import simspeed65
 
 # CPU s of the simulate calls (simspeed65's `time`), min of 3: main b299323e -> this branch.
-MEASURED: dict[str, tuple[float, float]] = {}
+MEASURED: dict[str, tuple[float, float]] = {
+    "sgl-qwen35-fp8-8k-c128": (19.93, 13.87),
+    "sgl-dsr1-8k-c64": (9.81, 6.22),
+    "sgl-glm5-1k-c128": (2.22, 2.24),
+    "sgl-qwen35-1k8k-c16": (1.62, 1.45),
+    "vllm-gptoss-1k-c128": (5.40, 5.21),
+    "vllm-gptoss-1k8k-c16": (5.44, 5.84),
+    "vllm-minimax-8k-c128": (1.85, 1.15),
+    "vllm-minimax-nightly-1k-c128": (2.36, 1.54),
+    "prosp-sgl-qwen35-27b-c1024": (3.78, 4.00),
+    "prosp-vllm-qwen3next-c256": (3.15, 2.97),
+}
+# One process per case (`gc`), main -> this branch: the collector's CPU s and peak RSS MiB.
+COLLECTOR = {
+    "sgl-qwen35-fp8-8k-c128": ((4.63, 1228), (0.03, 1228)),
+    "sgl-dsr1-8k-c64": ((4.00, 641), (0.01, 641)),
+    "vllm-gptoss-1k8k-c16": ((0.33, 91), (0.01, 92)),
+    "prosp-vllm-qwen3next-c256": ((0.04, 39), (0.00, 39)),
+}
 
 
 class _Collector:
