@@ -31,8 +31,8 @@ page object per token); the vLLM rows' collector was 0.3 s of 6.6 s at most and 
 before -> after is inside the host's noise. Every simspeed65 dump byte-identical (10 cases).
 aggwork64_eval's 120-row subset, one run of each arm: fixed lengths (the page's mode) 42.9 ->
 28.9 s, CLIENT_WORKLOAD 179.2 -> 127.8 s, every row's outputs equal in both modes (`same`).
-prospective64_runs and prospective65_runs: the same pages, 184.0 -> 183.0 and 124.4 -> 121.6
-s CPU (user, one run each).
+prospective64_runs, prospective65_runs and prospective58_runs: the same pages, 184.0 -> 183.0,
+124.4 -> 121.6 and 126.0 -> 90.0 s CPU (user, one run each; peak RSS 570 MiB both on 58).
 tests.benches.prospdis65_runs.replay_all (simulate_disagg, the disagg page's simulator): the
 collector 0.03 s of 3.65 s, and the disagg page calls no `simulate`: left as it was.
 
