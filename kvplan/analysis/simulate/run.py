@@ -20,6 +20,7 @@ from kvplan.analysis.inputs import EstimateInputs
 from kvplan.analysis.simulate.dp_lockstep import balance_for, run_lockstep
 from kvplan.analysis.simulate.engine_core import engine_core_stage, with_host
 from kvplan.analysis.simulate.engine_setups import SETUPS, group_rules, step_cost
+from kvplan.analysis.simulate.gc_scope import collector_paused
 from kvplan.analysis.simulate.hybrid_pool import HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
@@ -33,7 +34,7 @@ from kvplan.analysis.simulate.sglang_spec_sim import SglangSpecSimulator, sglang
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
 from kvplan.analysis.simulate.sim_setup import SimResult, SimSetup
-from kvplan.analysis.simulate.sim_types import SimState, StepCost
+from kvplan.analysis.simulate.sim_types import SimRequest, SimState, StepCost
 from kvplan.analysis.simulate.spec_acceptance import Acceptance
 from kvplan.analysis.simulate.spec_sim import SpecDecodeSim, SpecSimulator, spec_metrics
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim, TrtllmSimulator
@@ -371,6 +372,19 @@ def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
     return m
 
 
+def let_go(sims: list[Simulator], finished: Iterable[SimRequest]) -> None:
+    """A run's page objects freed by reference counting when it returns, not left to the
+    collector's scan (speed only, kvplan.analysis.simulate.gc_scope): the radix trees' eviction
+    hooks taken off the pools (a tree holds its pool and the pool the tree's hook, a cycle) and
+    the finished requests' pages dropped (SimRequest.drop_pages)."""
+    for s in sims:
+        if isinstance(s.pool, KVPool):
+            s.pool.on_evict = None
+    for r in finished:
+        r.drop_pages()
+
+
+@collector_paused()  # speed only (kvplan.analysis.simulate.gc_scope)
 def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int | None = None,
              slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
              timeline: bool = False, bulk_decode: bool = True,
@@ -416,5 +430,6 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
         m = replace(m, spec_decode=spec_metrics(
             sim.spec_decode, [s for s in sims if isinstance(s, SpecSimulator)]))
     rows = tuple((i, rec) for i, st in enumerate(states) for rec in (st.timeline or ()))
-    return SimResult(setup=replace(sim), metrics=m, timeline=rows, notes=(),
-                     finished=tuple(r for st in states for r in st.finished))
+    finished = tuple(r for st in states for r in st.finished)
+    let_go(sims, finished)
+    return SimResult(setup=replace(sim), metrics=m, timeline=rows, notes=(), finished=finished)

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from kvplan._util.errors import InputError
+from kvplan.analysis.simulate.gc_scope import collector_paused
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
-from kvplan.analysis.simulate.run import SimSetup, _engine
+from kvplan.analysis.simulate.run import SimSetup, _engine, let_go
 from kvplan.analysis.simulate.sim_types import SimState
 from kvplan.analysis.simulate.workload import RequestSpec
 
@@ -24,6 +25,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 IDLE_GAP_S = 1.0
 
 
+@collector_paused()  # speed only (kvplan.analysis.simulate.gc_scope)
 def simulate_after(sim: SimSetup, earlier: Sequence[Sequence[RequestSpec]],
                    requests: Sequence[RequestSpec], *, concurrency: int | None = None,
                    earlier_concurrency: Sequence[int | None] | None = None) -> SimMetrics:
@@ -57,4 +59,5 @@ def simulate_after(sim: SimSetup, earlier: Sequence[Sequence[RequestSpec]],
                     usage_max=st.usage_max, prefix_queries=st.prefix_queries - queries,
                     prefix_hits=st.prefix_hits - hits, clock_s=st.clock_s,
                     first_arrival_s=st.first_arrival_s)
+    let_go([engine], st.finished)
     return metrics([part])
