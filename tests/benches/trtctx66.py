@@ -1,0 +1,91 @@
+"""`python -m tests.benches.trtctx66`: issue 29's TensorRT-LLM context step (DeepSeek-R1 FP8, H200,
+TP 8 EP 8 without attention DP, two 8,192-token prompts, the recipes' FP8 KV cache, 1.2.0rc6.post1:
+~700 ms a step measured, 2.85 prompts/s) priced by op with trtctxops65's rule alone and with
+trtctx66's kernels (kvplan.perf.trtllm_bytes, "Added at trtctx66"), each of trtctx66's three
+parts switched on alone; then issue 30's NVFP4 step (DeepSeek-R1 NVFP4, B200, TP 8 EP 8, one
+8,192-token prompt) without and with fp4_quantize's bytes. Printed only, on no generated page.
+
+What TensorRT-LLM's PyTorch backend runs for a DeepseekV3 context step, op by op (the code
+index's copies of the 1.1 / 1.2 lines, ids in kvplan.perf.trtllm_bytes / trtllm_ops), against
+kvplan's price (T = 16,384 tokens on every rank, 61 layers, 58 MoE):
+
+- MLA (modules/attention.py forward_impl -> forward_context_default): kv_a_proj_with_mqa (whole
+  on every rank), q_a / kv_a layernorms, q_b_proj, the latent concat, kv_b_proj (the k / v
+  up-projection of the whole context: mla_up_proj), the k_nope copy and q / k / v concat
+  (trtctxops65's bytes), then the attention op: invokeMLARopeContext (RoPE of q's and k's rope
+  parts, the latent copied into the paged cache) and, FP8 KV on SM 90 / 100,
+  invokeMLAContextFp8Quantize (q / k / v to FP8) before the 192 / 128 FMHA; o_proj. Before
+  trtctx66 the RoPE kernel and the FP8 copies were floors only (RoPE: ~1.7 ms of bytes; FP8
+  copies: ~5.7 ms). The FMHA itself stays at the bf16 peak (`attention`), as trtctx62 left it.
+- MoE (modeling_deepseekv3.py Deepseekv3MoE): the gate (cublas_mm, bf16 -> float32), noaux_tc
+  routing, CutlassFusedMoE -> torch.ops.trtllm.fused_moe (block FP8 on Hopper: permute, 1 x 128
+  quantize, grouped GEMM, SwiGLU, quantize, grouped GEMM, finalize over all T rows) beside the
+  shared expert on the aux stream, then `shared_output + routed_output`. Before trtctx66 only
+  the grouped GEMMs were priced (`experts`): the CUTLASS kernel's permute / activation /
+  finalize and its quantize kernels (declared in kvplan.engines.trtllm.moe_kernel, priced only
+  behind the opt-in fitted fraction) sat at their floors, and the add was a floor.
+- The TP all-reduces (NCCL past the 8 MB workspace, then residualRmsNorm: trtctxops65) and the
+  eager launches (prefill_launch) unchanged; the sampler and lm_head see two rows.
+
+Not found in the code read: anything more of the size of what is left (the table's last line).
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from unittest.mock import patch
+
+from kvplan import load_spec
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf import roofline, trtllm_bytes
+from kvplan.perf.efficiency import device_efficiency
+from kvplan.perf.engine_traits import engine_efficiency
+from kvplan.perf.layout import Layout
+
+VERSION = "1.2.0rc6.post1"
+PARTS = {"attention op (RoPE, FP8 q/k/v)": ("attention_op_bytes", lambda *a, **k: []),
+         "CUTLASS MoE kernels": ("context_moe_kernel", lambda *a: None),
+         "MoE output (add, NVFP4 input quantize)": ("moe_output_bytes", lambda *a, **k: [])}
+
+
+def breakdown(on: tuple[str, ...], *, model: str = "deepseek-v3", gpu_name: str = "H200",
+              tokens: int = 16384, requests: int = 2, fp4: bool = True) -> dict[str, float]:
+    """kvplan's step in ms by op with trtctx66's parts `on` (PARTS' keys) and, `fp4` False,
+    without fp4_quantize's bytes."""
+    with ExitStack() as stack:
+        for name, (attr, off) in PARTS.items():
+            if name not in on:
+                stack.enter_context(patch.object(roofline, attr, off))
+        if not fp4:
+            stack.enter_context(patch.object(trtllm_bytes, "fp4_quant_bytes", lambda w: 0.0))
+        gpu = get_gpu(gpu_name)
+        eff = engine_efficiency("trtllm", device_efficiency(gpu), version=VERSION)
+        res = roofline.step_time(load_spec(model), gpu, tokens=tokens, context=tokens // requests,
+                                 requests=requests, phase="prefill", logits=requests,
+                                 kv_dtype="fp8", layout=Layout(tp=8, ep=8), eff=eff)
+    return {"total": res.seconds * 1e3, **{k: v * 1e3 for k, v in res.by_op.items()}}
+
+
+def main() -> None:
+    before, after = breakdown(()), breakdown(tuple(PARTS))
+    print("DeepSeek-R1 FP8, H200, TP 8 EP 8, 2 x 8,192 tokens (ms)\n")
+    print("| op | trtctxops65 | trtctx66 |\n|---|---|---|")
+    for k in sorted(after, key=lambda k: -after[k]):
+        print(f"| {k} | {before.get(k, 0.0):.1f} | {after[k]:.1f} |")
+    print("\n| trtctx66 part alone | step ms | + ms |\n|---|---|---|")
+    for name in PARTS:
+        t = breakdown((name,))["total"]
+        print(f"| {name} | {t:.1f} | {t - before['total']:+.1f} |")
+    print(f"\nmeasured ~700 ms a step; left: {700 - after['total']:.0f} ms")
+    fp4_model = "tests/data/disagg/deepseek-r1-nvfp4.json"
+    kw = {"model": fp4_model, "gpu_name": "B200", "tokens": 8192, "requests": 1}
+    b4, a4 = breakdown(tuple(PARTS), fp4=False, **kw), breakdown(tuple(PARTS), **kw)
+    print("\nDeepSeek-R1 NVFP4, B200, TP 8 EP 8, 1 x 8,192 tokens: without / with fp4_quantize's "
+          f"bytes: step {b4['total']:.1f} -> {a4['total']:.1f} ms, small_kernels "
+          f"{b4['small_kernels']:.1f} -> {a4['small_kernels']:.1f}")
+    b0 = breakdown((), fp4=False, **kw)
+    print(f"(trtctxops65's rule alone there: {b0['total']:.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
