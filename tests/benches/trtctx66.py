@@ -28,6 +28,31 @@ kvplan's price (T = 16,384 tokens on every rank, 61 layers, 58 MoE):
   eager launches (prefill_launch) unchanged; the sampler and lm_head see two rows.
 
 Not found in the code read: anything more of the size of what is left (the table's last line).
+
+What it showed (trtctx66; the rule committed at de24cc3d before any row was re-evaluated):
+the step 623.6 -> 660.0 ms of the ~700 measured (attention op +6.9, CUTLASS MoE kernels +20.3,
+MoE output add +9.2; `experts` 192.2 -> 197.9 with the CUTLASS quantize kernels), ~40 ms left:
+not in the code read (the kernels' own rates, trtctx62's fitted fractions, and host time between
+steps). NVFP4 (issue 30), B200 1 x 8k: fp4_quantize's bytes 197.5 -> 199.5 ms.
+
+Re-evaluated (tests.benches.trtctx66_eval, before = main at b299323e, after = de24cc3d):
+- Section 3j (123 rows, all read before by trtttft61 / trtctx62 / trtctxops65: SHAPED, none
+  held out): both inside 62 -> 62, TTFT 68 -> 68, TPOT 97 -> 97; median ratio TTFT 0.90 ->
+  0.93, TPOT 1.06 -> 1.06; 90 rows move. By group (TTFT median): h200 fp8 (25) 0.85 -> 0.92,
+  b200 fp8 (18) 0.69 -> 0.72, b200 fp4 (15) 1.09 -> 1.13, gb200 fp8 0.85 -> 0.88, gb200 fp4
+  1.02 -> 1.04, gb300 fp4 / fp8 and h100 fp8 unchanged at two places; inside counts unchanged
+  in every group. Band crossings: cfg679 c768 (H200 8k, TP 8) TTFT 0.60 -> 0.92 in, cfg673
+  c512 0.99 -> 1.45 out (its context server now saturates at the row's load).
+- The aggregated page's TensorRT-LLM rows (493 replayed, fixed mode): unchanged: both 115,
+  TTFT 167, TPOT 342, medians 1.50 / 1.11. The simulator's steps price their dense part at
+  the decode phase (kvplan.perf.mixed_step MixedStepCost.dense_seconds calls step_time without
+  a phase; only the eager launch is read off a prefill step), so neither trtctxops65's nor
+  trtctx66's context-step bytes reach them: a gap left open (TensorRT-LLM's mixed steps run
+  these kernels too). CLIENT_WORKLOAD mode not run (the same pricing path).
+- Light page moved: examples/moe-op-bench.md (kvplan's MoE op vs aiconfigurator's measured
+  TensorRT-LLM 1.2.0rc5 kernel tables, not looked at before the freeze): block-FP8 at the dense
+  fraction, H100 4k-16k 0.32 -> 0.42, 512-2k 0.78 -> 0.85; H200 4k-16k 0.35 -> 0.41, 512-2k
+  0.65 -> 0.69 (closer to 1, still under).
 """
 
 from __future__ import annotations
