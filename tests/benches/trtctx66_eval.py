@@ -1,10 +1,11 @@
-"""`python -m tests.benches.trtctx66_eval {3j | agg | agg-client} OUT.json`: the TensorRT-LLM
-rows trtctx66 re-evaluates, replayed with the tree's rules and written one record a row
-(id, group, ratios) to OUT.json; `python -m tests.benches.trtctx66_eval compare A.json B.json`
-prints before -> after (rows inside [0.75, 1.33] on both / TTFT / TPOT, median ratios), whole
-and by group. Section 3j: tests.benches.disagg_trtllm's replays of its full rows; the
-aggregated page's: every TensorRT-LLM row (aiconfig_agg_parts --trt-prefill's), in the page's
-fixed mode or with aiconfig_agg_runs.CLIENT_WORKLOAD on. Opt-in, on no page."""
+"""`python -m tests.benches.trtctx66_eval {3j | agg | agg-client} OUT.json [SYSTEM ...]`: the
+TensorRT-LLM rows trtctx66 re-evaluates (SYSTEM: the aggregated rows of those systems only),
+replayed with the tree's rules, one record a row (id, group, ratios) written to OUT.json.
+`python -m tests.benches.trtctx66_eval compare A.json B.json` prints before -> after (rows
+inside [0.75, 1.33] on both / TTFT / TPOT, median ratios), whole and by group. Section 3j:
+tests.benches.disagg_trtllm's replays of its full rows; the aggregated page's: every
+TensorRT-LLM row (aiconfig_agg_parts --trt-prefill's), in the page's fixed mode or with
+aiconfig_agg_runs.CLIENT_WORKLOAD on. Opt-in, on no page."""
 
 from __future__ import annotations
 
@@ -32,12 +33,13 @@ def run_3j() -> list[dict[str, object]]:
     return out
 
 
-def run_agg(client: bool) -> list[dict[str, object]]:
+def run_agg(client: bool, systems: tuple[str, ...] = ()) -> list[dict[str, object]]:
+    """The aggregated rows (`systems`: only those systems, e.g. h200_sxm)."""
     from tests.benches import aiconfig_agg_runs as agg
     agg.CLIENT_WORKLOAD = client
     out = []
     for row in agg.rows():
-        if row["backend"] != "trtllm":
+        if row["backend"] != "trtllm" or (systems and row["system"] not in systems):
             continue
         r = agg.replay(row)
         if r.replayed:
@@ -77,8 +79,9 @@ def main(argv: list[str]) -> None:
         with open(argv[1]) as f, open(argv[2]) as g:
             compare(json.load(f), json.load(g))
         return
-    recs = {"3j": run_3j, "agg": lambda: run_agg(False), "agg-client": lambda: run_agg(True)}[
-        argv[0]]()
+    systems = tuple(argv[2:])
+    recs = {"3j": run_3j, "agg": lambda: run_agg(False, systems),
+            "agg-client": lambda: run_agg(True, systems)}[argv[0]]()
     with open(argv[1], "w") as f:
         json.dump(recs, f)
     print(summary(recs))
