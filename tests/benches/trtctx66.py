@@ -42,7 +42,7 @@ Re-evaluated (tests.benches.trtctx66_eval, before = main at b299323e, after = de
   b200 fp8 (18) 0.69 -> 0.72, b200 fp4 (15) 1.09 -> 1.13, gb200 fp8 0.85 -> 0.88, gb200 fp4
   1.02 -> 1.04, gb300 fp4 / fp8 and h100 fp8 unchanged at two places; inside counts unchanged
   in every group. Band crossings: cfg679 c768 (H200 8k, TP 8) TTFT 0.60 -> 0.92 in, cfg673
-  c512 0.99 -> 1.45 out (its context server now saturates at the row's load).
+  c512 0.99 -> 1.45 out (the longer context step lengthens the queue at the row's load).
 - The aggregated page's TensorRT-LLM rows (493 replayed, fixed mode): identical record for
   record: both 115, TTFT 167, TPOT 342, medians 1.50 / 1.11. The simulator's steps price their dense part at
   the decode phase (kvplan.perf.mixed_step MixedStepCost.dense_seconds calls step_time without
