@@ -43,13 +43,14 @@ Re-evaluated (tests.benches.trtctx66_eval, before = main at b299323e, after = de
   1.02 -> 1.04, gb300 fp4 / fp8 and h100 fp8 unchanged at two places; inside counts unchanged
   in every group. Band crossings: cfg679 c768 (H200 8k, TP 8) TTFT 0.60 -> 0.92 in, cfg673
   c512 0.99 -> 1.45 out (the longer context step lengthens the queue at the row's load).
-- The aggregated page's TensorRT-LLM rows (493 replayed, fixed mode): identical record
-  for record: both 115, TTFT 167, TPOT 342, medians 1.50 / 1.11. The simulator's steps
-  price their dense part at the decode phase (kvplan.perf.mixed_step
-  MixedStepCost.dense_seconds calls step_time without a phase; only the eager launch is read off a prefill step), so neither trtctxops65's nor
-  trtctx66's context-step bytes reach them: a gap left open (TensorRT-LLM's mixed steps run
-  these kernels too). CLIENT_WORKLOAD mode on the H200 and B200 rows (193 replayed): identical
-  record for record (both 34, TTFT 85, TPOT 79, medians 0.99 / 1.41); its H100 rows not run.
+- The aggregated page's TensorRT-LLM rows (493 replayed, fixed mode): identical record for
+  record: both 115, TTFT 167, TPOT 342, medians 1.50 / 1.11. The simulator's steps price their
+  dense part at the decode phase (kvplan.perf.mixed_step MixedStepCost.dense_seconds calls
+  step_time without a phase; only the eager launch is read off a prefill step), so neither
+  trtctxops65's nor trtctx66's context-step bytes reach them: a gap left open (TensorRT-LLM's
+  mixed steps run these kernels too). CLIENT_WORKLOAD mode on the H200 and B200 rows (193
+  replayed): identical record for record (both 34, TTFT 85, TPOT 79, medians 0.99 / 1.41); its
+  H100 rows not run.
 - Light page moved: examples/moe-op-bench.md (kvplan's MoE op vs aiconfigurator's measured
   TensorRT-LLM 1.2.0rc5 kernel tables, not looked at before the freeze): block-FP8 at the dense
   fraction, H100 4k-16k 0.32 -> 0.42, 512-2k 0.78 -> 0.85; H200 4k-16k 0.35 -> 0.41, 512-2k
