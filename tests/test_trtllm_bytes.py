@@ -5,7 +5,10 @@ qk_rope 64, v 128; 3 dense layers of intermediate 18,432, 58 MoE layers with one
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
+from unittest.mock import patch
 
 import pytest
 
@@ -13,6 +16,7 @@ from kvplan import load_spec
 from kvplan._util.dtypes import GemmMath
 from kvplan.engines.base import PrefillOpCount
 from kvplan.hardware.gpus import get_gpu
+from kvplan.perf import roofline
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
 from kvplan.perf.roofline import step_time
@@ -37,6 +41,17 @@ MLA_TP8 = 57344 + 21728 + 2048 + 2304 + 1552 + 8192 + 32768 + 6208 + 6144 + 4656
 SHARED_TP8 = 21728 + 1536 + 776  # 24,040
 # A dense MLP (18,432 / 8 = 2,304): 21,728 + 6 x 2,304 = 13,824 + 3.03125 x 2,304 = 6,984.
 DENSE_TP8 = 21728 + 13824 + 6984  # 42,536
+
+
+@contextmanager
+def without_ctx66() -> Iterator[None]:
+    """kvplan.perf.roofline without trtctx66's kernels (the attention op's RoPE / FP8 copies,
+    the CUTLASS MoE's traffic, the MoE output's add and NVFP4 quantize)."""
+    with ExitStack() as stack:
+        stack.enter_context(patch.object(roofline, "attention_op_bytes", lambda *a, **k: []))
+        stack.enter_context(patch.object(roofline, "moe_output_bytes", lambda *a, **k: []))
+        stack.enter_context(patch.object(roofline, "context_moe_kernel", lambda *a: None))
+        yield
 
 
 def test_kernel_bytes_by_hand() -> None:
@@ -78,7 +93,9 @@ def test_step_charges_the_bytes() -> None:
           "layout": layout, "kv_dtype": "fp8"}
     per_token = 58 * (MLA_TP8 + SHARED_TP8 + 57344) + 3 * (MLA_TP8 + DENSE_TP8 + 57344)
     assert per_token == 13_739_496
-    with_bytes = step_time(spec, gpu, eff=eff, **kw).by_op["small_kernels"]
+    # trtctxops65's kernels alone: trtctx66's (tests/test_trtllm_ctx66.py) switched off.
+    with without_ctx66():
+        with_bytes = step_time(spec, gpu, eff=eff, **kw).by_op["small_kernels"]
     floor_only = step_time(spec, gpu, eff=replace(eff, prefill_op_count=PrefillOpCount.sglang),
                            **kw).by_op["small_kernels"]
     bw = gpu.hbm_bytes_per_s * eff.hbm

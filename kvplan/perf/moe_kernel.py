@@ -137,9 +137,13 @@ def priced_kernel(kernels: MoeKernels | None, *, fmt: str | None, version: str |
     kernel = kernels.kernel(fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp_ranks)
     if kernel is None or (isinstance(kernel, CutlassMoeKernel) and not kernel.prices_traffic):
         return None
-    if ep == 1 or (kernel.priced_under_tp_ep and dp_ranks == 1):
-        return kernel
-    return None
+    return kernel if priced_layout(kernel, ep=ep, dp_ranks=dp_ranks) else None
+
+
+def priced_layout(kernel: MoeKernel, *, ep: int, dp_ranks: int) -> bool:
+    """Whether this module prices `kernel`'s traffic at this layout (`priced_kernel`): TP ranks,
+    or EP on TP ranks alone where the kernel says what it does there."""
+    return ep == 1 or (kernel.priced_under_tp_ep and dp_ranks == 1)
 
 
 def fitted_fp8_experts(kernels: MoeKernels | None, *, fmt: str | None, version: str | None,

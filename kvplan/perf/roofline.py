@@ -147,7 +147,11 @@ from kvplan.perf.step_comm import _logits_gather, _vocab_gather
 from kvplan.perf.step_ops import OpTime, StepTime, _indexer_ops, _projection_kernels, _Step
 from kvplan.perf.trtllm_bytes import (
     attention_kernel_bytes,
+    attention_op_bytes,
+    context_moe_kernel,
+    fp8_context_mla,
     mlp_kernel_bytes,
+    moe_output_bytes,
     norm_bytes,
     separate_norm,
 )
@@ -280,6 +284,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # each charged beyond the floor it already costs below).
     ctx_bytes = phase == "prefill" and eff.prefill_op_count is PrefillOpCount.trtllm
     own_norm = ctx_bytes and separate_norm(h, tokens, att_tp)
+    fp8_ctx = ctx_bytes and fp8_context_mla(gpu, kv_dtype, eff.engine_version)
     # Elsewhere the norms and the qkv input's FP8 quantization, whole rows on every rank
     # (kvplan.perf.norm_traffic); TensorRT-LLM's context step counts its own (trtllm_bytes).
     row_kernels = not ctx_bytes
@@ -361,8 +366,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             if not in_gather:
                 s.collective("tp_all_reduce", tp_ar if tp_ar is not None else
                              attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
-            for b in attention_kernel_bytes(spec, att_tp=att_tp, math=math["attention"],
-                                            norm=own_norm) if ctx_bytes else ():
+            for b in [*attention_kernel_bytes(spec, att_tp=att_tp, norm=own_norm,
+                                              math=gpu.runs(math["attention"])),
+                      *attention_op_bytes(spec, att_tp=att_tp, fp8_context=fp8_ctx)
+                      ] if ctx_bytes else ():
                 s.over_floor("small_kernels", tokens * b)
         if spec.has_recurrent(i):
             assert spec.recurrent is not None and state is not None
@@ -397,7 +404,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  rows=mlp_tokens)
         if ctx_bytes:
             for b in mlp_kernel_bytes(spec, mlp_params=0 if folded else lp.mlp, mlp_tp=mlp_tp,
-                                      math=math["dense_mlp"]):
+                                      math=gpu.runs(math["dense_mlp"])):
                 s.over_floor("small_kernels", mlp_tokens * b)
             if own_norm:
                 s.over_floor("small_kernels", tokens * norm_bytes(spec))
@@ -414,6 +421,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             # each (MLP_KERNELS, MOE_EXTRA_KERNELS), take their bytes' time where it is longer.
             moe_kernel, fp8_fit = layer_kernel(eff.moe_kernel, fmt=expert_fmt.get(i), gpu=gpu,
                                                version=eff.engine_version, layout=layout)
+            if moe_kernel is None and ctx_bytes:  # TensorRT-LLM's CUTLASS MoE (trtllm_bytes)
+                moe_kernel = context_moe_kernel(expert_fmt.get(i), gpu, layout)
             pad, extra = 1.0, 0.0
             # A kernel with zero-padded weights (Marlin's MXFP4) at its padded shapes: FLOPs,
             # weights and activations grow by `grown` (moe_kernel.kernel_shape).
@@ -433,6 +442,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  mxfp4_width=moe.moe_intermediate_size // layout.moe_tp
                  if expert_fmt.get(i) == MXFP4_EXPERTS else 0)
             fp32_router(s, spec, gpu, eff, router_params=lp.router, tokens=moe_tokens)
+            for b in moe_output_bytes(spec, shared=bool(lp.mlp) and not folded,
+                                      math=gpu.runs(math_exp["experts"])) if ctx_bytes else ():
+                s.over_floor("small_kernels", tokens * b)
             # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
             # current stream while the router and the routed experts run on alt_stream

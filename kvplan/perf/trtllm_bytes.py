@@ -38,17 +38,64 @@ large to fetch here; no release tag could be read; search-index file ids named):
 - A dense MLP's or shared expert's SwiGLU (modules/gated_mlp.py, swiglu): reads 2 x I, writes I
   bf16 on the rank: 6 x I bytes.
 
-Not counted (each under 1% of the above at DeepSeek-V3's shapes, or priced elsewhere): RoPE and
-the KV-cache write (inside the attention op), the first layer's input norm, the router's top-k
-(its bytes: T x experts x 4), the embedding, the routed experts' permute / finalize
-(moe_kernel).
+Added at trtctx66 (issue 29 / 30; read after trtctxops65's inventory left ~70 ms of the
+DeepSeek-R1 H200 step unexplained, tests/benches/trtctx66.py):
+
+- NVFP4 linears quantize their input first (modules/linear.py NVFP4 path:
+  torch.ops.trtllm.fp4_quantize, then nvfp4_gemm; thop/fp4Quantize.cpp, index id 2461052605):
+  reads T x K bf16, writes T x K / 2 bytes of e2m1 pairs and one-byte scale factors in the
+  swizzled 128 x 4 layout, computeSwizzledLayoutSFSize(T, K / 16) = padUp(T, 128) x
+  padUp(K / 16, 4) (common/quantization.h, id 94708205): (2 + 1/2) x K + padUp(K / 16, 4)
+  bytes a token (`FP4_QUANT`; the rows' padding to 128, under 128 rows a call, left out).
+  The same linears as the FP8 quantize above, where they run NVFP4 (DeepSeek-R1-FP4: the MLPs
+  and shared experts; its attention is excluded from quantization); and the routed experts'
+  input before the fused MoE (fused_moe_cutlass.py CutlassFusedMoE.forward_chunk:
+  fp4_quantize of x, the op kvplan.perf.trtllm_ops counts), T x hidden.
+- MLA's RoPE kernel inside the attention op (common/attentionOp.cpp enqueueContext:
+  invokeMLARopeContext where latent_cache is given, id 190937516; kernels/mlaKernels.cu
+  applyMLARopeAndAssignQKVKernelOptContext, id 1194704289): each head's block reads the
+  token's q rope part (qk_rope values) and writes it back rotated, and writes the rotated
+  k_pe into k's rope part; it reads k_pe (qk_rope) and the latent (kv_lora_rank) once; the
+  cache write (kv_lora + rope in the cache's dtype) stays priced with the attention op:
+  2 x (3 x heads x qk_rope + qk_rope + kv_lora) bytes a token.
+- FP8 context MLA (thop/attentionOp.cpp `mFP8ContextMLA = (SM 90 || 100 || 103 || 120) &&
+  hasFp8KvCache()`, id 60284347387; "Hopper Fp8 context mla", NVIDIA/TensorRT-LLM#7116, merged
+  2025-08-26, SM 100 by #7581, opened 2025-09-06: taken from the 1.2 line, the first whose
+  branch is known to hold both): invokeMLAContextFp8Quantize's quantizeCopyInputToFp8Kernel
+  (mlaKernels.cu) reads q, k (heads x (qk_nope + qk_rope)) and v (heads x v_head_dim) bf16
+  and writes their FP8 copies: 3 x heads x (2 x qk + v) bytes a token. The FMHA's FP8 rate is
+  not taken (trtctx62 left it out; kvplan's context attention stays at the bf16 peak).
+- DeepSeek-V3's MoE output: Deepseekv3MoE.forward (modeling_deepseekv3.py, id 53161961507)
+  with do_finalize (every CUTLASS step; the TRTLLM-gen NVFP4 min-latency path only up to
+  MoEAllReduce's max_token) adds the shared expert's output to the routed one,
+  `shared_output + routed_output`: 3 x T x hidden bf16, 6 x hidden bytes a token, on every
+  layer with routed and shared experts (as kvplan.perf.trtllm_ops counts the add).
+- The CUTLASS block-FP8 MoE's own kernels on Hopper (kvplan.engines.trtllm.moe_kernel: block
+  FP8 experts run CutlassFusedMoE on SM 9.x in every release read): its permute, two 1 x 128
+  quantize kernels, activation and finalize, as kvplan.perf.moe_kernel.cutlass_traffic
+  prices the declared kernel (TRTLLM_CUTLASS_FP8_BLOCK_MOE) — until now priced only behind the
+  opt-in fitted fraction (prices_traffic False there) and left at the floors in TensorRT-LLM's
+  default (`context_moe_kernel`), at the layouts moe_kernel prices (not EP over DP ranks).
+
+Not counted (each under 1% of the above at DeepSeek-V3's shapes, or priced elsewhere): the first
+layer's input norm, the router's top-k (its bytes: T x experts x 4) and the gate's sigmoid /
+bias (torch.compile'd get_scores, T x experts float32), the router GEMM's activations (the
+gate's cublas_mm: kvplan prices its weights, every engine alike), the embedding, the sampler
+and the last tokens' lm_head (two rows a two-prompt step).
 """
 
 from __future__ import annotations
 
 from kvplan._util.dtypes import GemmMath
+from kvplan._util.units import cdiv
+from kvplan._util.versions import version_key
+from kvplan.engines.moe_kernel import CutlassMoeKernel
+from kvplan.engines.trtllm.moe_kernel import runs_cutlass_fp8
+from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
+from kvplan.perf.layout import Layout
+from kvplan.perf.moe_kernel import priced_layout
 
 ACT = 2  # bf16 activations
 # fp8_quantize_1x128: read bf16, write FP8, a float32 scale per 128 elements.
@@ -69,8 +116,65 @@ def separate_norm(hidden: int, tokens: int, tp_ranks: int) -> bool:
     return tp_ranks <= 1 or tokens * hidden * ACT > allreduce_workspace_bytes(tp_ranks)
 
 
+def fp4_quant_bytes(width: int) -> float:
+    """fp4_quantize's bytes a token over `width` input columns (docstring): the bf16 row read,
+    its e2m1 pairs and its swizzled scale factors (one byte per 16, padded to 4) written."""
+    return ACT * width + width / 2 + 4 * cdiv(cdiv(width, 16), 4)
+
+
 def _quant(math: GemmMath, width: float) -> float:
-    return QUANT_BYTES * width if math is GemmMath.fp8 else 0.0
+    """The input quantization before a linear of `width` input columns running at `math`."""
+    if math is GemmMath.fp8:
+        return QUANT_BYTES * width
+    return fp4_quant_bytes(int(width)) if math is GemmMath.fp4 else 0.0
+
+
+# Compute capabilities where the attention op runs FP8 context MLA with an FP8 KV cache
+# (thop/attentionOp.cpp mFP8ContextMLA, docstring), and the release line it is taken from.
+FP8_CONTEXT_MLA_CC = frozenset({(9, 0), (10, 0), (10, 3), (12, 0)})
+FP8_CONTEXT_MLA_SINCE = (1, 2)
+
+
+def fp8_context_mla(gpu: GPU, kv_dtype: str, version: str | None) -> bool:
+    """Whether TensorRT-LLM `version` (None: the newest) quantizes MLA's context q / k / v to FP8
+    on `gpu` with a `kv_dtype` cache (docstring)."""
+    return (kv_dtype == "fp8" and gpu.compute_capability in FP8_CONTEXT_MLA_CC
+            and version_key(version) >= FP8_CONTEXT_MLA_SINCE)
+
+
+def attention_op_bytes(spec: ModelSpec, *, att_tp: int, fp8_context: bool) -> list[float]:
+    """Bytes a token of the kernels MLA's attention op launches before its context FMHA on a rank
+    (docstring): the RoPE kernel, and the FP8 q / k / v copies where `fp8_context`; none for
+    GQA (its RoPE and cache write run in the fused QKV preprocessing, not read here)."""
+    att = spec.attention
+    if not isinstance(att, LatentAttention):
+        return []
+    heads, rope = att.num_attention_heads // att_tp, att.qk_rope_head_dim
+    out = [ACT * (3 * heads * rope + rope + att.kv_lora_rank)]
+    if fp8_context:
+        qk = att.qk_nope_head_dim + rope
+        out.append((ACT + 1) * heads * (2 * qk + att.v_head_dim))
+    return out
+
+
+def context_moe_kernel(fmt: str | None, gpu: GPU, layout: Layout) -> CutlassMoeKernel | None:
+    """The CUTLASS block-FP8 MoE whose kernels' traffic TensorRT-LLM's context step charges
+    (docstring), where it runs and kvplan.perf.moe_kernel prices that layout; else None."""
+    kernel = runs_cutlass_fp8(fmt, gpu)
+    if kernel is None or not priced_layout(kernel, ep=layout.ep, dp_ranks=layout.dp_ranks):
+        return None
+    return kernel
+
+
+def moe_output_bytes(spec: ModelSpec, *, shared: bool, math: GemmMath) -> list[float]:
+    """Bytes a token of the MoE layer's own small kernels (docstring): the routed experts'
+    NVFP4 input quantize (`math` fp4), the shared + routed add (`shared`: a shared expert runs
+    beside the routed ones)."""
+    h = spec.hidden_size
+    out = [fp4_quant_bytes(h)] if math is GemmMath.fp4 else []
+    if shared:
+        out.append(3 * ACT * h)
+    return out
 
 
 def attention_kernel_bytes(spec: ModelSpec, *, att_tp: int, math: GemmMath,

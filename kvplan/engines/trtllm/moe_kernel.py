@@ -56,12 +56,18 @@ class TrtllmMoeKernels:
 
     def kernel(self, fmt: str | None, *, version: str | None, gpu: GPU | None, ep: int,
                dp_ranks: int) -> MoeKernel | None:
-        if not self.cutlass_fp8_fitted or fmt != FP8_BLOCK_EXPERTS or gpu is None:
-            return None
-        cc = gpu.compute_capability
-        if gpu.platform != "cuda" or cc is None or cc[0] != 9:
-            return None
-        return TRTLLM_CUTLASS_FP8_BLOCK_MOE
+        return runs_cutlass_fp8(fmt, gpu) if self.cutlass_fp8_fitted else None
+
+
+def runs_cutlass_fp8(fmt: str | None, gpu: GPU | None) -> CutlassMoeKernel | None:
+    """The CUTLASS block-FP8 MoE where TensorRT-LLM runs it (module docstring: block-FP8 experts
+    on SM 9.x), whether or not kvplan prices it at the fitted fraction; else None."""
+    if fmt != FP8_BLOCK_EXPERTS or gpu is None:
+        return None
+    cc = gpu.compute_capability
+    if gpu.platform != "cuda" or cc is None or cc[0] != 9:
+        return None
+    return TRTLLM_CUTLASS_FP8_BLOCK_MOE
 
 
 TRTLLM_MOE_KERNELS = TrtllmMoeKernels()
