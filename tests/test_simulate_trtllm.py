@@ -344,7 +344,8 @@ def test_cli_json_keys_as_vllm_and_bad_input_exit_2() -> None:
          "--capacity-scheduler-policy"),
         (["--engine", "trtllm", "--rate", "1", "--input-len", "9000", "--max-model-len",
           "16k"], "exceed max_num_tokens"),
-        (["--engine", "vllm", "--rate", "1", "--enable-chunked-prefill"], "--engine trtllm"),
+        (["--engine", "vllm", "--rate", "1", "--enable-chunked-prefill"],
+         "--enable-chunked-prefill: a TensorRT-LLM option; --engine vllm does not read it"),
         (["--engine", "trtllm", "--rate", "1", "--frontend"], "--frontend"),
     ):
         result = runner.invoke(app, [*base, *args])

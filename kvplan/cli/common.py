@@ -392,8 +392,11 @@ class KvplanCommand(TyperCommand):
         return None
 
     def invoke(self, ctx: Any) -> Any:
+        from kvplan.cli.engine_opts import check_engine_options
+
         try:
             check_flag_values(ctx.params, self, ctx)
+            check_engine_options(ctx, lambda p: _flag_name(p, ctx))  # another engine's option
         except InputError as exc:
             _print_error(str(exc))
             raise typer.Exit(exc.exit_code) from None
