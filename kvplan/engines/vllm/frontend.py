@@ -84,10 +84,13 @@ a CompletionRequest, its SamplingParams, the prompt tokenized, the EngineCoreReq
 msgpack-encoded; three runs gave 98.9 us + 2.258, 71.3 us + 2.040 and 97.8 us + 2.168 us per
 request + per prompt token: 0.40-0.49 ms for a 128-token prompt), and its per-step output work
 is `VLLM_API_OUTPUT_COST` above, on the same FIFO (`--frontend` turns the output stage on with
-it; `--api-output` alone keeps the output stage without the ingestion). The latency outside the
-queue is the one constant left fitted: on kvcached's rate-16 row (the server idle between
-arrivals: the latency whose simulated mean TTFT behind the measured stages is the measured one;
-tests/benches/frontend_fit.py `fit_latency`); it is the serving host's (tests/benches/frontlat64.py
+it; `--api-output` alone keeps the output stage without the ingestion), plus, from 0.17, the
+detokenizer's whole-prompt prime at each request's first token (`vllm_api_output_cost`;
+VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN, measured on the same host as the tokenizing). The
+latency outside the queue is the one constant left fitted (before the prime was charged): on
+kvcached's rate-16 row (the server idle between arrivals: the latency whose simulated mean
+TTFT behind the measured stages is the measured one; tests/benches/frontend_fit.py
+`fit_latency`); it is the serving host's (tests/benches/frontlat64.py
 measured 9-57 ms on one CPU host by load), and `simulate --frontend-latency-ms` puts the user's
 own in its place (`vllm_api_loop_cost`). The earlier `VLLM_API_SERVER_COST` (11.85 ms a
 request fitted with its latency on kvcached's rate-inf and rate-16 rows, which held the output
