@@ -279,6 +279,9 @@ VLLM_API_INGEST_S_PER_PROMPT_TOKEN_FIT = Fitted(
 # part of this fit, is then 708 ms behind the measured stages against 2,996 ms measured: the
 # measured loop does not explain that burst's queue (the old fit's 11.85 ms a request did, by
 # construction).
+# Fitted before the detokenizer's prime (vllm_api_output_cost) was charged, left as fitted
+# (frontdec66): with the prime the rate-16 row comes out at 39.68 ms (+1.4 %), and a refit
+# (frontend_fit.fit_latency with the prime) would give 25.17 ms, the rate-inf row 825.6 ms.
 VLLM_API_LOOP_LATENCY_S = 0.025550  # s
 VLLM_API_LOOP_LATENCY_S_FIT = Fitted(
     value=VLLM_API_LOOP_LATENCY_S,
