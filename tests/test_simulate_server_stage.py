@@ -24,6 +24,7 @@ from kvplan.engines.vllm.frontend import (
     VLLM_API_SERVER_LATENCY_S,
     VLLM_API_SERVER_S_PER_REQUEST,
     VLLM_API_TOKENIZER_BATCHING,
+    VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN,
     ApiServerCost,
 )
 from kvplan.sources.resolve import load_model
@@ -98,7 +99,10 @@ def test_setup_adds_the_stage_only_when_asked() -> None:
     # vLLM's --frontend is the API server's one loop: the measured ingestion and, on the same
     # FIFO, the measured output stage (vllmhost62).
     assert sim.scheduler.api_server == VLLM_API_LOOP_COST
-    assert sim.scheduler.api_output == VLLM_API_OUTPUT_COST
+    # 0.19.0 >= 0.17: with the detokenizer's whole-prompt prime (tests/test_detok_prime.py).
+    assert sim.scheduler.api_output == replace(
+        VLLM_API_OUTPUT_COST, s_per_primed_token=VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN,
+        source=sim.scheduler.api_output.source)
     assert any("--frontend" in n and "measured with vLLM's own code" in n for n in notes)
     assert setup(spec, inputs, api_output=True)[0].scheduler.api_server is None
     # SGLang's --frontend is its TokenizerManager (tests/test_sglang_frontend.py).
@@ -143,12 +147,21 @@ def test_the_loop_stage_is_the_measured_line_and_one_fitted_latency() -> None:
                                  tp=run["tp"], engine_version=run["vllm"],
                                  mem_fraction=run["gpu_memory_utilization"])
         sim, _ = setup(spec, inputs, frontend=True)
-        got[row] = (simulate(sim, prospective_runs.requests(run)).metrics.ttft_ms["mean"],
-                    run["measured"]["mean_ttft_ms"])
+        # The fit's stages: the output stage without 0.17's detokenizer prime (frontdec66 left
+        # the latency as fitted; tests/test_detok_prime.py).
+        fit = replace(sim, scheduler=replace(sim.scheduler, api_output=VLLM_API_OUTPUT_COST))
+        got[row] = (simulate(fit, prospective_runs.requests(run)).metrics.ttft_ms["mean"],
+                    run["measured"]["mean_ttft_ms"],
+                    simulate(sim, prospective_runs.requests(run)).metrics.ttft_ms["mean"])
     rate16 = next(v for k, v in got.items() if "rate 16" in k)
     inf = next(v for k, v in got.items() if "rate inf" in k)
     assert rate16[0] == pytest.approx(rate16[1], rel=0.005)
     assert inf[0] < 0.3 * inf[1]
+    # With the prime (0.19.0 >= 0.17), each 512-token request's first token waits for its own
+    # prime, 512 x 0.931 us = 0.477 ms, and for other requests' primes queued before it on the
+    # loop: the row's mean TTFT rises by at least 0.477 ms, and (16 req/s, ~0.5 ms each: the
+    # loop rarely holds two) by well under twice that.
+    assert 0.4766 <= rate16[2] - rate16[0] < 2 * 0.4767
 
 
 def test_cli_frontend_option() -> None:

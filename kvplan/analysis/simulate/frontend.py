@@ -16,7 +16,9 @@ the batcher then takes it at that time.
 
 With `kvplan simulate --api-output` (kvplan.engines.vllm.frontend.ApiOutputCost): the same loop,
 after every engine step, takes that step's outputs (`ServerQueue.deliver_s`), in the same FIFO
-as the ingestion; the step's tokens reach the client when it is done. The simulator books a
+as the ingestion; the step's tokens reach the client when it is done. A step that gives a
+request its first token also pays, where the cost has it (vLLM >= 0.17 with `--frontend`), the
+detokenizer's prime over the request's prompt tokens (`given_tokens`). The simulator books a
 step's output work at the step's end and a request's ingestion when it next looks at arrivals,
 which can be after a later step's outputs were booked: the ingestion then waits only for the
 output work that reached the loop before the request did (`leave_s` looks through the recent
@@ -37,6 +39,28 @@ class Released(Protocol):
 
     sent_s: float
     seen_s: float
+
+
+class Given(Protocol):
+    """A scheduled request as the output stage counts it."""
+
+    prompt_len: int
+    num_computed: int
+    num_tokens: int
+    num_output: int
+
+
+def given_tokens(scheduled: list[tuple[Given, int]], decodes: int = 0) -> tuple[int, int]:
+    """(requests given a token, prompt tokens of those given their FIRST token) by a step of
+    `scheduled` (request, tokens computed) plus `decodes` running decodes (none a first token):
+    the output stage's two counts (kvplan.engines.vllm.frontend.ApiOutputCost.step_s)."""
+    outputs = primed = 0
+    for r, n in scheduled:
+        if r.num_computed + n >= r.num_tokens:
+            outputs += 1
+            if r.num_output == 0:
+                primed += r.prompt_len
+    return decodes + outputs, primed
 
 
 class TokenizerBatcher:
@@ -97,13 +121,14 @@ class ServerQueue:
         self._free_s = max(self._free_s, self._ingest_free_s)
         return self._ingest_free_s
 
-    def deliver_s(self, end_s: float, outputs: int) -> float:
+    def deliver_s(self, end_s: float, outputs: int, primed_tokens: int = 0) -> float:
         """When the tokens of an engine step that ended at `end_s`, with `outputs` requests given
-        a token, reach the client: the loop takes the step's outputs when it is free."""
+        a token (`primed_tokens`: the prompt tokens of those given their first), reach the
+        client: the loop takes the step's outputs when it is free."""
         if self.output is None:
             return end_s
         start = max(end_s, self._free_s)
-        self._free_s = start + self.output.step_s(outputs)
+        self._free_s = start + self.output.step_s(outputs, primed_tokens)
         if self._free_s > start:
             self._work.append((end_s, start, self._free_s))
         return self._free_s

@@ -46,7 +46,7 @@ from kvplan.engines.sglang.spec_decode import SglangSpecDecode
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.eagle_head import VllmEagleHead
-from kvplan.engines.vllm.frontend import VLLM_API_OUTPUT_COST
+from kvplan.engines.vllm.frontend import ApiOutputCost, vllm_api_output_cost
 from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
 from kvplan.engines.vllm.sampler import SamplingParams, VllmSampler
@@ -139,7 +139,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm, frontend_latency_s=frontend_latency_s)
     if api_output or loop:
-        sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
+        sim, notes = _with_api_output(sim, notes, rules.scheduler, dp,
+                                      vllm_api_output_cost(cap.engine_version, frontend=loop))
     if sampling is not None:
         sim, notes = _with_sampler(sim, notes, rules.scheduler, inputs, sampling)
     if cap.num_speculative_tokens:
@@ -210,19 +211,21 @@ def _check_frontend_latency(latency_s: float | None, *, frontend: bool,
                          f"got {latency_s * 1e3:g}")
 
 
-def _with_api_output(sim: SimSetup, notes: list[str], scheduler: Scheduler, dp: int
-                     ) -> tuple[SimSetup, list[str]]:
-    """The vLLM API server's output stage added to `sim` (kvplan.engines.vllm.frontend)."""
+def _with_api_output(sim: SimSetup, notes: list[str], scheduler: Scheduler, dp: int,
+                     cost: ApiOutputCost) -> tuple[SimSetup, list[str]]:
+    """The vLLM API server's output stage `cost` added to `sim` (kvplan.engines.vllm.frontend
+    `vllm_api_output_cost`)."""
     if scheduler is not Scheduler.mixed_token_budget:
         raise InputError("simulate --api-output: only vLLM's API server is modelled "
                          "(--engine vllm)")
     if dp > 1:
         raise InputError("simulate --api-output: one API server over --dp replicas is not "
                          "modelled (give --dp 1)")
-    cost = VLLM_API_OUTPUT_COST
+    prime = (f" (+ {cost.s_per_primed_token * 1e6:.2f} us per prompt token of a request given "
+             "its first token: the detokenizer's prime)" if cost.s_per_primed_token else "")
     note = (f"API server outputs (--api-output): {cost.s_per_output * 1e6:.1f} us per request "
-            f"given a token, + {cost.s_per_step * 1e6:.1f} us, after each step on the loop that "
-            f"also takes the requests; {cost.source}")
+            f"given a token{prime}, + {cost.s_per_step * 1e6:.1f} us, after each step on the loop "
+            f"that also takes the requests; {cost.source}")
     return replace(sim, scheduler=replace(sim.scheduler, api_output=cost)), [*notes, note]
 
 

@@ -52,7 +52,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from kvplan._util.errors import InputError
 from kvplan._util.progress import report
-from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
+from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher, given_tokens
 from kvplan.analysis.simulate.hybrid_pool import HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
 
@@ -242,13 +242,13 @@ class Simulator:
                                           running=len(self.running), waiting=len(self.waiting),
                                           kv_usage=usage))
 
-    def _delivery(self, end: float, outputs: int) -> float | None:
-        """When the tokens of the step ending at `end`, `outputs` requests given one, reach the
-        client through the API server's output stage; None without the stage (at `end`)."""
+    def _delivery(self, end: float, outputs: int, primed: int = 0) -> float | None:
+        """When the step ending at `end`'s tokens (`outputs` requests given one, `primed` prompt
+        tokens of first ones) reach the client via the API server; None without it (at `end`)."""
         server = self._server
         if server is None or server.output is None:
             return None
-        shown = server.deliver_s(end, outputs)
+        shown = server.deliver_s(end, outputs, primed)
         self._last_shown = shown
         table = self._shown
         table[end] = shown
@@ -271,8 +271,8 @@ class Simulator:
         st = self.state
         end = start + seconds
         if shown is None and self._server is not None:
-            shown = self._delivery(end, sum(1 for r, n in scheduled
-                                            if r.num_computed + n >= r.num_tokens))
+            # (requests given a token, prompt tokens primed: frontend.given_tokens)
+            shown = self._delivery(end, *given_tokens(scheduled))
         seen = end if shown is None else shown
         done = 0
         prev_count = 0
@@ -423,7 +423,7 @@ class Simulator:
         start = st.clock_s
         st.clock_s = start + seconds
         shown = None if self._server is None else self._delivery(
-            st.clock_s, size + sum(1 for r, n in scheduled if r.num_computed + n >= r.num_tokens))
+            st.clock_s, *given_tokens(scheduled, size))
         seen = st.clock_s if shown is None else shown
         on_time = size
         for r in self._late:

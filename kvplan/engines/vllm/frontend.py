@@ -84,10 +84,13 @@ a CompletionRequest, its SamplingParams, the prompt tokenized, the EngineCoreReq
 msgpack-encoded; three runs gave 98.9 us + 2.258, 71.3 us + 2.040 and 97.8 us + 2.168 us per
 request + per prompt token: 0.40-0.49 ms for a 128-token prompt), and its per-step output work
 is `VLLM_API_OUTPUT_COST` above, on the same FIFO (`--frontend` turns the output stage on with
-it; `--api-output` alone keeps the output stage without the ingestion). The latency outside the
-queue is the one constant left fitted: on kvcached's rate-16 row (the server idle between
-arrivals: the latency whose simulated mean TTFT behind the measured stages is the measured one;
-tests/benches/frontend_fit.py `fit_latency`); it is the serving host's (tests/benches/frontlat64.py
+it; `--api-output` alone keeps the output stage without the ingestion), plus, from 0.17, the
+detokenizer's whole-prompt prime at each request's first token (`vllm_api_output_cost`;
+VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN, measured on the same host as the tokenizing). The
+latency outside the queue is the one constant left fitted (before the prime was charged): on
+kvcached's rate-16 row (the server idle between arrivals: the latency whose simulated mean
+TTFT behind the measured stages is the measured one; tests/benches/frontend_fit.py
+`fit_latency`); it is the serving host's (tests/benches/frontlat64.py
 measured 9-57 ms on one CPU host by load), and `simulate --frontend-latency-ms` puts the user's
 own in its place (`vllm_api_loop_cost`). The earlier `VLLM_API_SERVER_COST` (11.85 ms a
 request fitted with its latency on kvcached's rate-inf and rate-16 rows, which held the output
@@ -186,10 +189,17 @@ class ApiOutputCost:
     s_per_step: float
     s_per_output: float
     source: str
+    # The detokenizer's whole-prompt prime (`vllm_detok_prime`), per prompt token of each request
+    # given its FIRST token in the step; 0: not charged.
+    s_per_primed_token: float = 0.0
 
-    def step_s(self, outputs: int) -> float:
-        """The loop's seconds for one step's outputs to `outputs` requests (0 when none)."""
-        return self.s_per_step + self.s_per_output * outputs if outputs else 0.0
+    def step_s(self, outputs: int, primed_tokens: int = 0) -> float:
+        """The loop's seconds for one step's outputs to `outputs` requests (0 when none), of
+        which those given their first token hold `primed_tokens` prompt tokens in all."""
+        if not outputs:
+            return 0.0
+        return (self.s_per_step + self.s_per_output * outputs
+                + self.s_per_primed_token * primed_tokens)
 
 
 # Measured by tests/benches/api_output_cost.py (vLLM 0.32 CPU wheel's classes on the 0.15.0
@@ -269,6 +279,9 @@ VLLM_API_INGEST_S_PER_PROMPT_TOKEN_FIT = Fitted(
 # part of this fit, is then 708 ms behind the measured stages against 2,996 ms measured: the
 # measured loop does not explain that burst's queue (the old fit's 11.85 ms a request did, by
 # construction).
+# Fitted before the detokenizer's prime (vllm_api_output_cost) was charged, left as fitted
+# (frontdec66): with the prime the rate-16 row comes out at 39.68 ms (+1.4 %), and a refit
+# (frontend_fit.fit_latency with the prime) would give 25.17 ms, the rate-inf row 825.6 ms.
 VLLM_API_LOOP_LATENCY_S = 0.025550  # s
 VLLM_API_LOOP_LATENCY_S_FIT = Fitted(
     value=VLLM_API_LOOP_LATENCY_S,
@@ -284,6 +297,63 @@ VLLM_API_LOOP_COST = ApiServerCost(
     s_per_prompt_token=VLLM_API_INGEST_S_PER_PROMPT_TOKEN, latency_s=VLLM_API_LOOP_LATENCY_S,
     source=f"{_LOOP_MEASURED}; the latency fitted on one H100 host's vLLM 0.19.0 row "
            "(kvcached's rate 16); a serving host differs")
+
+
+# The detokenizer's whole-prompt prime (frontdec66; fixedtok66 (b) first read it). The API
+# server's `OutputProcessor.add_request` builds each request's incremental detokenizer unless
+# `SamplingParams.detokenize` is False (v1/engine/output_processor.py:220-227 at 0.16.0, 0.17.0
+# and 0.18.0; :250-260 in the 0.32 CPU wheel): `IncrementalDetokenizer.from_new_request` takes
+# the fast one (tokenizers' `DecodeStream`) for a fast tokenizer (v1/engine/detokenizer.py
+# 0.16.0:57-59 and 0.17.0 / 0.18.0:60-62: transformers' PreTrainedTokenizerFast with
+# tokenizers >= 0.21.1 / 0.22.0, :24; 0.32:26-28 and :61, a `TokenizersBackend`), the slow
+# Python one otherwise, which converts a few prompt ids only. The fast one at 0.16.0
+# (detokenizer.py:178-195) steps through at most the last 23 prompt ids (a constant a request);
+# from 0.17.0 it is built as `DecodeStream(ids=request.prompt_token_ids, ...)` (0.17.0:182-185,
+# 0.18.0:180-183, 0.32:195-198), EVERY prompt id, which tokenizers decodes at the stream's first
+# `step`: the first `detokenizer.update` (output_processor.py:627 at 0.17.0 / 0.18.0, :768 at
+# 0.32), in `process_outputs` on the API server's loop, when the request's first token arrives,
+# streamed or not, whatever `skip_special_tokens` (a decoding option, not a gate). kvplan
+# charges it, from 0.17, to the output stage of the step that gives a request its first token
+# (`ApiOutputCost.s_per_primed_token` x its prompt tokens): it lands in that step's delivery,
+# TTFT's path. Assumed: the checkpoint's tokenizer is a fast one (as every tokenizer.json is)
+# and requests detokenize (the OpenAI server's default).
+_DETOK_PRIME_SINCE = (0, 17)
+# Measured by tests/benches/detok_prime_cost.py (the 0.32 CPU wheel's FastIncrementalDetokenizer
+# built and given one token, one core, thread CPU time, median of 41 requests at 128, 512, 2,048
+# and 8,192 prompt tokens) with the stand-in vocabulary and prompts of
+# VLLM_API_INGEST_S_PER_PROMPT_TOKEN (tests/benches/api_ingest_cost.py), on the same host.
+# Three runs (12:48-12:51 UTC) gave least-squares slopes of 1.004, 0.931 and 0.877 us
+# a prompt token (intercepts -324, -138, -218 us: not used); per token at 128 / 512 / 2,048 /
+# 8,192 tokens 0.53-0.59 / 0.48-0.60 / 0.63-0.83 / 0.86-0.98 us (it grows with the prompt: the
+# slope prices long prompts better than short ones, which it overprices by up to ~0.4 us a
+# token, e.g. 128 tokens 119 us against 68-75 measured). fixedtok66 timed the same prime with
+# this vocabulary on InferenceX's prompts at 0.92 / 0.88 us, gpt-oss's o200k at 1.51 / 1.25.
+# The constant is the median slope; the second update costs 4-29 us (not counted: it is the
+# per-output work VLLM_API_OUTPUT_COST already holds).
+VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN = 0.931e-6  # s per prompt token
+VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN_FIT = Fitted(
+    value=VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN,
+    source="tests/benches/detok_prime_cost.py: vLLM's FastIncrementalDetokenizer primed with "
+           f"the prompt, timed on {VLLM_API_OUTPUT_HOST} with --frontend's stand-in vocabulary; "
+           "no serving row",
+    fitted_on=())
+
+
+def vllm_detok_prime(version: str | None) -> bool:
+    """Whether `vllm serve` at `version` decodes every prompt id at a request's first output
+    (the comment above VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN). No version: the newest (yes)."""
+    return version_key(version) >= _DETOK_PRIME_SINCE
+
+
+def vllm_api_output_cost(version: str | None, *, frontend: bool) -> ApiOutputCost:
+    """The output stage `simulate` charges: VLLM_API_OUTPUT_COST (`--api-output`); with
+    `--frontend`, plus the detokenizer's whole-prompt prime where `version` has it."""
+    if not (frontend and vllm_detok_prime(version)):
+        return VLLM_API_OUTPUT_COST
+    return replace(VLLM_API_OUTPUT_COST, s_per_primed_token=VLLM_DETOK_PRIME_S_PER_PROMPT_TOKEN,
+                   source=f"{VLLM_API_OUTPUT_COST.source}; the detokenizer's whole-prompt prime "
+                          "(vLLM >= 0.17) measured on the same host "
+                          "(tests/benches/detok_prime_cost.py)")
 
 
 def vllm_api_loop_cost(latency_s: float | None = None) -> ApiServerCost:
