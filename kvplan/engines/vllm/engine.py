@@ -46,7 +46,6 @@ from kvplan.engines.vllm.block_size import (
     mla_hybrid_alignment,
     vllm_block,
 )
-from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.compressed import vllm_v4_stage_config
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.default_block import attention_default_block
@@ -201,6 +200,9 @@ class VllmEngine:
         (v1/worker/gpu_model_runner.py 0.11.0:1927-1935; kvplan.perf.graph_padding)."""
         if inputs.enforce_eager:
             return ()
+        # Lazy: `estimate` without a device loads no budget rules (tests/test_cli.py).
+        from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
+
         seqs = inputs.max_num_seqs
         if seqs is None:
             seqs, _ = alloc.vllm_batch_defaults(inputs.total_bytes, is_a100=inputs.is_a100,
