@@ -98,15 +98,18 @@ def test_the_replay_matches_the_latest_record() -> None:
     # first burst included: raypd65, shaped) and vLLM's engine-core host work in the role
     # steps (pdhost65, shaped), at stop 64's merged rules (hopperops65's norm bytes), with the
     # decode steps padded to vLLM's next CUDA-graph size (raypd66, shaped), is the latest
-    # record, PAD_ROWS.
+    # record before stop 65's merge, PAD_ROWS; with tpslope66's Marlin padded shapes (a rule
+    # not written on these points) the latest, MARLIN_ROWS.
     points, refused = prospdis65_runs.replay_all()
     assert refused == {}
     assert prospdis65_runs.STOP64_EVALUATION.startswith(prospdis65_runs.STOP64_COMMIT)
     assert set(prospdis65_runs.STOP64_ROWS) == set(prospdis65_runs.HOST_ROWS)
     assert prospdis65_runs.PAD_EVALUATION.startswith(prospdis65_runs.PAD_COMMIT)
     assert set(prospdis65_runs.PAD_ROWS) == set(prospdis65_runs.HOST_ROWS)
-    assert len(points) == len(prospdis65_runs.PAD_ROWS) == 61
+    assert prospdis65_runs.MARLIN_EVALUATION.startswith(prospdis65_runs.MARLIN_COMMIT)
+    assert set(prospdis65_runs.MARLIN_ROWS) == set(prospdis65_runs.PAD_ROWS)
+    assert len(points) == len(prospdis65_runs.MARLIN_ROWS) == 61
     for p in points:
-        ttft, tpot = prospdis65_runs.PAD_ROWS[prospdis65_runs.key(p)]
+        ttft, tpot = prospdis65_runs.MARLIN_ROWS[prospdis65_runs.key(p)]
         assert p.ttft_ratio is not None and ttft is not None
         assert round(p.ttft_ratio, 2) == ttft and round(p.tpot_ratio, 2) == tpot

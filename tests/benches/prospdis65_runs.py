@@ -99,6 +99,13 @@ already stepped vLLM; committed (PAD_COMMIT) before one rerun: both inside 7 -> 
 vLLM's code (the brief named it after raypd65's decomposition); it does not touch what is
 left below.
 
+Seventh record (MARLIN_EVALUATION, MARLIN_ROWS; stop 65): tpslope66's Marlin MXFP4 MoE at its
+padded shapes (per-rank intermediate to 128, hidden to 256: vLLM 0.18.0 mxfp4.py:321-342), which
+kvplan prices for these points (Hopper, vLLM 0.11.0: Marlin before 0.11.1); a rule read in the
+code and decided on prospective57's held-out runs, none of these points read for it. Both inside
+9 -> 18, TTFT 12 -> 22, TPOT 23 -> 31 of 61; median ratio TTFT 0.80 -> 0.91, TPOT 0.74 -> 0.75.
+The set itself stays shaped (records 3-6).
+
 What raypd66 read and measured for the two misses raypd65 left (no rule came of them; the
 numbers: python -m tests.benches.prospdis65_forensic, whose docstring cites the code):
 - Ray Serve LLM's PD path (ray 2.51.0 wheel) sends each prompt twice: to prefill with
@@ -548,6 +555,81 @@ PAD_ROWS: dict[str, tuple[float | None, float | None]] = {
     _k("h100-1p1d-nixl-tp4-8000x1000", 64): (0.67, 0.86),
 }
 
+# Seventh record, SHAPED SET, RULE NOT WRITTEN ON IT (MARLIN_EVALUATION, MARLIN_ROWS; stop 65's
+# merge): tpslope66's Marlin MXFP4 MoE at its padded shapes (vLLM 0.18.0 mxfp4.py:321-342; the
+# Marlin path kvplan prices for Hopper before vLLM 0.11.1, these points' 0.11.0), a rule read in
+# vLLM's code and decided on prospective57's held-out Marlin runs, none of these points read for
+# it; the replay at MARLIN_COMMIT (tpslope66 merged on raypd66's) then at the stop's final merge,
+# equal.
+MARLIN_COMMIT: str | None = "dc674dc0"
+MARLIN_EVALUATION: str | None = (
+    "dc674dc0, 2026-12-07 (the set shaped; this rule not written on it): 61 of 61 points "
+    "replayed; both inside the band 18 of 61 (30%), TTFT 22 of 61 (36%), TPOT 31 of 61 (51%); "
+    "median ratio TTFT 0.91, TPOT 0.75")
+MARLIN_ROWS: dict[str, tuple[float | None, float | None]] = {
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 4): (0.75, 0.8),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 8): (1.1, 0.86),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 16): (0.98, 0.94),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 32): (2.58, 0.95),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 48): (3.37, 0.55),
+    _k("h100-pack-p1xtp2-d1xtp2-5000x250", 64): (1.97, 0.58),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 4): (0.35, 0.72),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 8): (0.95, 0.76),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 16): (1.31, 0.83),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 32): (3.83, 0.68),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 48): (3.2, 0.52),
+    _k("h100-pack-p1xtp2-d2xtp2-5000x250", 64): (1.88, 0.48),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 4): (0.3, 0.75),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 8): (0.91, 0.74),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 16): (2.2, 0.72),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 32): (4.75, 0.59),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 48): (2.95, 0.5),
+    _k("h100-pack-p1xtp2-d3xtp2-5000x250", 64): (1.63, 0.55),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 4): (0.63, 0.77),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 8): (0.83, 0.8),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 16): (0.76, 0.85),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 32): (1.04, 0.89),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 48): (3.31, 0.77),
+    _k("h100-pack-p1xtp4-d1xtp4-5000x250", 64): (5.05, 0.68),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 4): (0.26, 0.83),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 8): (0.97, 0.99),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 16): (0.82, 1.17),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 32): (0.84, 1.3),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 48): (1.03, 1.34),
+    _k("h100-pack-p2xtp2-d1xtp2-5000x250", 64): (0.78, 1.02),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 4): (0.25, 0.67),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 8): (0.55, 0.73),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 16): (0.47, 0.74),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 32): (0.47, 0.69),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 48): (1.05, 0.64),
+    _k("h100-pack-p2xtp2-d1xtp4-5000x250", 64): (1.83, 0.6),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 4): (0.24, 0.7),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 8): (0.66, 0.87),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 16): (0.84, 0.96),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 32): (0.78, 1.05),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 48): (0.53, 0.7),
+    _k("h100-pack-p3xtp2-d1xtp2-5000x250", 64): (0.39, 0.79),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 4): (0.55, 0.77),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 8): (0.69, 0.79),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 16): (0.74, 0.84),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 32): (1.08, 0.87),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 48): (2.94, 0.76),
+    _k("h100-spread-srd-p1xtp4-d1xtp4-5000x250", 64): (4.99, 0.67),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 4): (0.66, 0.75),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 8): (0.75, 0.75),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 16): (0.78, 0.76),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 32): (1.93, 0.72),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 48): (3.82, 0.63),
+    _k("h200-pack-p1xtp4-d1xtp4-5000x250", 64): (5.89, 0.56),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 4): (0.59, 0.75),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 8): (0.81, 0.76),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 16): (0.77, 0.77),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 32): (1.93, 0.73),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 48): (4.32, 0.63),
+    _k("h200-spread-p1xtp4-d1xtp4-5000x250", 64): (5.16, 0.58),
+    _k("h100-1p1d-nixl-tp4-8000x1000", 64): (0.73, 0.91),
+}
+
 
 def load() -> dict:  # type: ignore[type-arg]
     return json.loads(DATA.read_text())
@@ -621,6 +703,9 @@ def section(points: list[Point], refused: dict[str, str]) -> list[str]:
     if PAD_EVALUATION:
         record += (f"; then, shaped, with vLLM's disaggregated decode steps padded to the next "
                    f"CUDA-graph size: {PAD_EVALUATION}")
+    if MARLIN_EVALUATION:
+        record += (f"; then with vLLM's Marlin MXFP4 MoE at its padded shapes (a rule not "
+                   f"written on these points): {MARLIN_EVALUATION}")
     runs = load()["runs"]
     out = [f"{len(runs)} runs, {len(points)} points (tests/data/disagg/public_disagg_runs65.json, "
            f"frozen at {FREEZE or 'the commit adding it'}); {record}. Ratios are kvplan / "
