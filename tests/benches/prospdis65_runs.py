@@ -712,6 +712,14 @@ def section(points: list[Point], refused: dict[str, str]) -> list[str]:
            f"measured (mean TTFT, mean TPOT); the band is [{BAND[0]}, {BAND[1]}].", "",
            "| run | conc. | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | ratio TTFT | "
            "ratio TPOT |", "|---|---|---|---|---|---|"]
+    return out + points_lines(points, runs, refused)
+
+
+def points_lines(points: list[Point], runs: list[dict], refused: dict[str, str]  # type: ignore[type-arg]
+                 ) -> list[str]:
+    """A P/D set's table rows (one a point), its counts against the band (a refused point
+    counted outside) and one line a run (prospdis65's and prospdis66's sections)."""
+    out: list[str] = []
     for p in points:
         ttft = "prefill saturated" if p.ttft_ms is None else _fmt(p.ttft_ms)
         out.append(f"| {p.run} | {p.concurrency} | {_fmt(p.measured_ttft_ms)} / "

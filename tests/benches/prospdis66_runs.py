@@ -48,12 +48,11 @@ Run: python -m tests.benches.prospdis66_runs
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 
 from tests.benches.disagg_public import Point
 from tests.benches.disagg_rows import BAND
-from tests.benches.prospdis65_runs import counts, key, replay
+from tests.benches.prospdis65_runs import key, points_lines, replay
 
 DATA = (Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg"
         / "public_disagg_runs66.json")
@@ -95,15 +94,6 @@ def replay_all(runs: list[dict] | None = None  # type: ignore[type-arg]
     return points, refused
 
 
-def _median(xs: list[float | None]) -> str:
-    got = [x for x in xs if x is not None]
-    return f"{statistics.median(got):.2f}" if got else "-"
-
-
-def _num(x: float | None, nd: int = 1) -> str:
-    return "-" if x is None else f"{x:,.{nd}f}"
-
-
 def section(points: list[Point], refused: dict[str, str],
             runs: list[dict] | None = None) -> list[str]:  # type: ignore[type-arg]
     """The set as a Markdown section: every point, the counts against the band (a refused
@@ -118,25 +108,7 @@ def section(points: list[Point], refused: dict[str, str],
            f"[{BAND[0]}, {BAND[1]}].", "",
            "| run | conc. | measured TTFT / ITL ms | kvplan TTFT / TPOT ms | ratio TTFT | "
            "ratio TPOT |", "|---|---|---|---|---|---|"]
-    for p in points:
-        ttft = "prefill saturated" if p.ttft_ms is None else _num(p.ttft_ms)
-        out.append(f"| {p.run} | {p.concurrency} | {_num(p.measured_ttft_ms)} / "
-                   f"{_num(p.measured_tpot_ms, 2)} | {ttft} / {_num(p.tpot_ms, 2)} | "
-                   f"{_num(p.ttft_ratio, 2)} | {_num(p.tpot_ratio, 2)} |")
-    pairs = [(p.ttft_ratio, p.tpot_ratio) for p in points]
-    pairs += [(None, None)] * sum(len(r["points"]) for r in runs if r["id"] in refused)
-    out += ["", f"Inside the band (refused points counted outside): {counts(pairs)}; median "
-            f"ratio TTFT {_median([t for t, _ in pairs])}, TPOT "
-            f"{_median([o for _, o in pairs])}.", ""]
-    for run in runs:
-        if run["id"] in refused:
-            out.append(f"- {run['id']}: refused ({len(run['points'])} points): "
-                       f"{refused[run['id']]}")
-            continue
-        mine = [(p.ttft_ratio, p.tpot_ratio) for p in points if p.run == run["id"]]
-        out.append(f"- {run['id']}: {counts(mine)}; median ratio TTFT "
-                   f"{_median([t for t, _ in mine])}, TPOT {_median([o for _, o in mine])}")
-    return out
+    return out + points_lines(points, runs, refused)
 
 
 if __name__ == "__main__":
