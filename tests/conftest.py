@@ -15,6 +15,24 @@ settings.register_profile("ci", deadline=None, derandomize=True)
 settings.register_profile("explore", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# The two heavy pages' regeneration tests (about 30 CPU minutes each) must start on different
+# pytest-xdist workers. `--dist worksteal` first hands each worker a contiguous slice of the
+# collection and a worker that runs dry steals only the *tail* of another's queue, so the two,
+# adjacent in tests/test_examples.py, ran one after the other on one worker (CI 4,440 s at stop
+# 65). The slowest goes first (worker 0's slice) and the other at the middle of the collection
+# (the first test of worker n/2's slice, worker 1 of CI's 2); a run without xdist only reorders.
+HEAVY_PAGE_TESTS = ("tests/test_examples.py::test_disagg_bench_md_is_current",
+                    "tests/test_examples.py::test_simulate_bench_md_is_current")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    heavy = [item for name in HEAVY_PAGE_TESTS for item in items if item.nodeid == name]
+    if len(heavy) < 2:
+        return
+    rest = [item for item in items if item not in heavy]
+    middle = (len(rest) + 2) // 2
+    items[:] = [heavy[0], *rest[:middle - 1], heavy[1], *rest[middle - 1:]]
+
 LLAMA_LIKE = {
     "name": "Tiny GQA",
     "source": "test",
