@@ -78,3 +78,10 @@ def test_forensic_numbers() -> None:
     r = rows[("dynamo-2xb200-dsr1-fp8-p1xtp8ep8-d1xtp8ep8-8000x999-doc15", 32)]
     assert r.slack_prompts == 20
     assert r.full_pool_rate == pytest.approx(152 / 480)
+
+
+def test_second_token_follows_the_decode_workers_own_prefill() -> None:
+    # Stated TT2T against kvplan's one-prompt prefill on the decode worker's layout (TP 4):
+    # 3,000 tokens 126 / 133 vs 74 ms, 8,000 181 / 195 vs 199 ms, 26,000 758 / 831 vs 748 ms.
+    got = [(round(t), round(p)) for _, _, t, p, _ in forensic.tt2t_rows()]
+    assert got == [(126, 74), (133, 74), (181, 199), (195, 199), (758, 748), (831, 748)]

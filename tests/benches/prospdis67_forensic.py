@@ -19,7 +19,8 @@ What the code says (Dynamo 1.2.1 = the ai-dynamo 1.2.1 wheel, vLLM 0.20.1 = its 
   side reads them or VLLM_NIXL_ABORT_REQUEST_TIMEOUT passes), envs.py:1463-1465 (480 s
   default; the YAMLs do not set it), nixl/worker.py:1711-1728 (the expiry frees them). Each
   prefill worker's pool thus holds every prompt it prefilled in the last 480 s, and vLLM's
-  FCFS scheduler (v1/core/sched/scheduler.py, the waiting queue's head waits for blocks) admits
+  FCFS scheduler (v1/core/sched/scheduler.py:769-776: a waiting request that gets no blocks
+  ends the step's admissions, the queue's head waits) admits
   the next prompt only when the expiry has freed room: at most floor(pool blocks / blocks per
   prompt) prompts per prefill worker per 480 s once the pool is full.
 - The first token the client sees: Dynamo's PrefillRouter sends the prefill with max_tokens 1
@@ -27,7 +28,8 @@ What the code says (Dynamo 1.2.1 = the ai-dynamo 1.2.1 wheel, vLLM 0.20.1 = its 
   PrefillRouter, as GitHub's index stores it, lib/llm/src/kv_router/prefill_router/mod.rs).
   The docs' own Time To Second Token grows with the prompt (doc 13: 126 / 133 ms at 3,000
   tokens, 181 / 195 ms at 8,000; doc 14: 758 / 831 ms at 26,000 on a TP 4 decode worker,
-  kvplan's one 26,000-token prefill on TP 4: 748 ms): genai-perf's first token arrives when
+  kvplan's one 26,000-token prefill on TP 4: 748 ms; `tt2t_rows`): genai-perf's first token
+  arrives when
   the prefill worker is done, its second after the decode worker's own prefill. The forensic
   takes TTFT = send -> prefill worker done (not read in the Rust at 1.2.1: the stored file is a
   later version).
@@ -47,6 +49,28 @@ prefill of the prompt plus (O - 1) decode steps (kvplan's prefill on the decode 
 TPOT from the frozen replay). Assumed, not stated: each run starts on empty pools (the docs do
 not give the order or spacing of their runs; a run started within 480 s of the last one starts
 with that one's blocks still held); the chat template's tokens are not counted.
+
+What it gives (`lines`, `tt2t_rows`; kvplan's replay of section 4c beside it):
+- The four points whose runs fill their prefill pools from empty (Llama-3.1-70B FP8 8,000 /
+  150 on 4 x TP 1 prefill, 630 prompts of 63 blocks against 4 x 78; DeepSeek-R1 16,000 / 999
+  on 1 x TP 8, 116 / 132 prompts of 125 blocks against 76): 16.50 / 30.27 / 63.13 / 134.35 s
+  against 16.31 / 29.15 / 65.19 / 137.14 s measured (1.01, 1.04, 0.97, 0.98), request rates
+  0.62 / 0.62 / 0.19 / 0.20 against the stated 0.63 / 0.63 / 0.18 / 0.19; the same model with
+  blocks freed at once, 0.52 / 2.42 / 0.28 / 0.28 s (kvplan's replay: 0.55 / 2.71 / 0.37 /
+  0.39 s). No constant is fitted: 480 s is the code's default, the pools and times kvplan's.
+- Doc 11 (3 x TP 1, 630 prompts of 24 blocks against 3 x 209: it just fills): 1.97 / 2.27 s
+  against 1.34 / 3.41 s (1.47, 0.67).
+- Not explained (the pools do not fill from empty): the 3,000-token points (1.08-2.18 s
+  measured, 0.05-0.24 s here), doc 14 (7.51 / 13.14 s, 0.75 s here; C 32 stalls only with
+  >= 106 prompts held from before it, its C 16 run left 316 if within 480 s) and DeepSeek-R1
+  8,000 / C 16 and C 32 (2.32 / 89.87 s, 0.14 s here; C 32 stalls with >= 20 prompts held
+  from before it, e.g. its C 16 run's 116; its stated 0.27 req/s is near the full-pool rate,
+  0.32). Whether runs followed each other within 480 s is not stated.
+- Ruled out by the code, not by fitting: KV transfer time or bandwidth (NIXL over TCP without
+  RDMA, UCX_TLS): no decode worker reads any KV; Dynamo's conditional disaggregation or local
+  prefill by queue length: not in 1.2.1. The decode's own prefill is in the second token
+  (stated TT2T 181 / 195 ms at 8,000 tokens and 758 / 831 ms at 26,000 against kvplan's
+  199 / 748 ms on the decode's TP 4; 126 / 133 against 74 ms at 3,000).
 
 Run: python -m tests.benches.prospdis67_forensic
 """
@@ -247,6 +271,35 @@ def rows() -> list[Row]:
     return out
 
 
+# The docs' mean Time To Second Token (ms) per (run, concurrency): 13_master.md section 4 (the
+# 4P:1D tables), 14_...llama70b.md section 4.
+STATED_TT2T_MS: dict[tuple[str, int], float] = {
+    ("dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4-3000x150-doc13", 16): 126.45,
+    ("dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4-3000x150-doc13", 32): 132.98,
+    ("dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4-8000x150-doc13", 16): 181.30,
+    ("dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4-8000x150-doc13", 32): 194.80,
+    ("dynamo-2xb200-llama70b-fp8-p3xtp4-d1xtp4-26000x984-doc14", 16): 758.48,
+    ("dynamo-2xb200-llama70b-fp8-p3xtp4-d1xtp4-26000x984-doc14", 32): 830.53,
+}
+
+
+def tt2t_rows() -> list[tuple[str, int, float, float, float]]:
+    """(run, concurrency, stated TT2T ms, kvplan's one-prompt prefill ms on the decode worker's
+    layout, the stated mean ITL ms): the second token follows the decode worker's own prefill
+    of the prompt (module docstring)."""
+    out = []
+    for run in load()["runs"]:
+        for p in run["points"]:
+            key = (run["id"], p["concurrency"])
+            if key not in STATED_TT2T_MS:
+                continue
+            # At a TPOT of 0 the deployment's decode_s is the decode worker's prefill alone.
+            decode_prefill_ms = deployment(run["id"], 0.0).decode_s * 1e3
+            out.append((run["id"], p["concurrency"], STATED_TT2T_MS[key], decode_prefill_ms,
+                        p["measured_tpot_ms"]))
+    return out
+
+
 def _ratio(a: float | None, b: float) -> str:
     return "-" if a is None else f"{a / b:.2f}"
 
@@ -269,3 +322,7 @@ def lines() -> list[str]:
 
 if __name__ == "__main__":
     print("\n".join(lines()))
+    print("\n| run | conc. | stated TT2T ms | kvplan's prefill on the decode layout ms | "
+          "stated ITL ms |\n|---|---|---|---|---|")
+    for run_id, conc, tt2t, dp, itl in tt2t_rows():
+        print(f"| {run_id} | {conc} | {tt2t:.1f} | {dp:.1f} | {itl:.2f} |")
