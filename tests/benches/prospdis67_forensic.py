@@ -58,8 +58,13 @@ What it gives (`lines`, `tt2t_rows`; kvplan's replay of section 4c beside it):
   0.62 / 0.62 / 0.19 / 0.20 against the stated 0.63 / 0.63 / 0.18 / 0.19; the same model with
   blocks freed at once, 0.52 / 2.42 / 0.28 / 0.28 s (kvplan's replay: 0.55 / 2.71 / 0.37 /
   0.39 s). No constant is fitted: 480 s is the code's default, the pools and times kvplan's.
+  How sensitive (kvplan's pool x 0.95 / x 1.05, not committed as a lens): DeepSeek-R1 16,000
+  63.7 / 62.4 s (C 16) and 135.1 / 133.3 s (C 32), robust; Llama 8,000 23.9 / 12.1 s (C 16)
+  and 49.6 / 25.8 s (C 32): its mean TTFT rests on when in the 630-request run the pools
+  fill, its rate (0.65 /s full-pool against 0.63 stated) on the pool alone.
 - Doc 11 (3 x TP 1, 630 prompts of 24 blocks against 3 x 209: it just fills): 1.97 / 2.27 s
-  against 1.34 / 3.41 s (1.47, 0.67).
+  against 1.34 / 3.41 s (1.47, 0.67); with the pool x 0.95 9.9 / 22.6 s, x 1.05 0.18 / 0.19 s:
+  not a reading either way.
 - Not explained (the pools do not fill from empty): the 3,000-token points (1.08-2.18 s
   measured, 0.05-0.24 s here), doc 14 (7.51 / 13.14 s, 0.75 s here; C 32 stalls only with
   >= 106 prompts held from before it, its C 16 run left 316 if within 480 s) and DeepSeek-R1
