@@ -42,6 +42,14 @@ written for it):
 - TPOT: DeepSeek-R1 inside at every point (0.93-1.11); Llama-3.1-70B FP8 below (0.34-0.91,
   median 0.63), lowest where the TTFT is worst (8,000-token points, a TP 1 decode at C 32).
 
+Read since (prospdis67, tests/benches/prospdis67_forensic.py; no rule written, this section
+unchanged): Dynamo 1.2.1's decode workers run without a KV connector (the YAMLs pass no
+--kv-transfer-config and Dynamo sets none for a decode worker), so no decode reads a prefill
+worker's blocks and vLLM 0.20.1 keeps them 480 s (VLLM_NIXL_ABORT_REQUEST_TIMEOUT); a closed
+loop with that hold and kvplan's pools and times comes within 5 % of the four longest-prompt
+points' TTFT (Llama 8,000 at C 16 / 32, DeepSeek-R1 16,000 at C 16 / 32). The "assumed" line
+of the data file that the decode worker gets the NIXL connector is wrong.
+
 Run: python -m tests.benches.prospdis66_runs
 """
 
