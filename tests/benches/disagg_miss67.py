@@ -14,8 +14,9 @@ FINDING (dis3j67; all 217 rows were read before: shaped, none held out; no rule 
 in kvplan moves, SHAPED_BY holds nothing from it)
 
 The rows at main 0808e98a: the page's tables (regenerated at f508b64c; later commits test / bench
-only); the row function re-run here gives the page's TTFT / TPOT on the rows tried (cfg527 c512
-1,144.0 / 19.17, cfg239 c8192 5,167 / 30.54, cfg416 c6144 3,820 / 70.97 ms). Both inside: 3a 17
+only); the row function re-run here gives the page's ratios on all 34 rows of at most 8 users
+(`--max-users 8`, none differing by 0.01) and its TTFT / TPOT on cfg527 c512 (1,144.0 / 19.17),
+cfg239 c8192 (5,167 / 30.54) and cfg416 c6144 (3,820 / 70.97 ms). Both inside: 3a 17
 of 42, 3b 24 of 52, 3j 62 of 123; 103 of 217, 114 misses. By side and direction: TTFT low 55,
 TTFT low / TPOT high 13, TTFT high / TPOT low 13, TPOT high 13, TTFT high 11, both low 4, both
 high 3, TPOT low 2: TTFT low on 72 of the 114. Largest (engine, GPU, side, direction) groups:
@@ -67,17 +68,21 @@ users a decode rank reach kvplan's seats a rank):
   across_ranks`, as GitHub's index stores it; the 1.2.0rc6 tag could not be fetched: the
   snapshot is 2.5 GB), so with users equal to seats and one generation server no request waits
   for a seat once every user holds one (with several servers the frontends' round-robin still
-  can: 3m). kvplan's own TTFT there is in good part sa-bench's first burst through its context
-  server: cfg239 c8192 5,167 ms, 833 without the client rule (disagg_client;
-  measured 35,516); cfg416 c6144 3,820 / 2,297 (measured 11,395). A context server at a third
-  of kvplan's rate would carry that burst about three times as long: the same prefill-rate
-  reading as SGLang's above. 24 of the 30 are FP8 (trtttft61 / trtctx62's block-FP8 kernels).
+  can: 3m; gb200 / gb300 fp4 cfg374 / cfg421 c60, 15 servers of 4 seats at load 0.01-0.02,
+  TTFT 0.03 / 0.17, are that class). 10 of the 21 have one generation server (TTFT ratio
+  0.15-0.71), 11 several (0.03-0.66): no clear split by it. kvplan's own TTFT there is in good
+  part sa-bench's first burst through its context server: cfg239 c8192 5,167 ms, 833 without
+  the client rule (disagg_client; measured 35,516); cfg416 c6144 3,820 / 2,297 (measured
+  11,395). A context server at a third of kvplan's rate would carry that burst about three
+  times as long: the same prefill-rate reading as SGLang's above. 24 of the 30 are FP8
+  (trtttft61 / trtctx62's block-FP8 kernels).
 
 So the largest class, TTFT low above 32 users (49 rows, both engines, FP4 and FP8), reads as
-kvplan's prefill role serving about twice the measured rate at a full step; no engine code read
-sets that rate, so no rule is written. The next step is measured, not read: the context step's
-time at 8-16 prompts a rank against a kernel table (aiconfigurator's context tables, as trtctx62
-did for FP8), which would move the aggregated page's prefill-heavy rows too.
+kvplan's prefill role serving 1.7-2x the measured rate at a full step (the engines' medians of
+1 / load); no engine code read sets that rate, so no rule is written. The next step is measured,
+not read: the context step's time at 8-16 prompts a rank against a kernel table
+(aiconfigurator's context tables, as trtctx62 did for FP8), which would move the aggregated
+page's prefill-heavy rows too.
 """
 
 from __future__ import annotations
