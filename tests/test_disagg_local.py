@@ -4,13 +4,17 @@ that gives it (kvplan.engines.vllm.nixl_hold)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.bench_client import genai_perf
 from kvplan.analysis.simulate.disagg_local import LocalPrefillFlow, simulate_disagg_local
 from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs
 from kvplan.analysis.simulate.sim_types import SchedulerConfig
+from kvplan.cli import app
 from kvplan.engines.vllm.connectors import vllm_connector
 
 
@@ -84,3 +88,22 @@ def test_genai_perf_runs_warm_up_and_measured_requests_as_whole_rounds() -> None
     assert (c.rounds, c.measures_first_round) == (40, True)
     with pytest.raises(InputError, match="genai-perf"):
         genai_perf(8, 16)
+
+
+@pytest.mark.parametrize("connector", ["NixlConnector", "MooncakeConnector"])
+def test_plan_disagg_never_prints_a_vllm_decode_line_without_its_connector(connector: str
+                                                                           ) -> None:
+    # prospdis66's Dynamo deployment ran its decode workers without --kv-transfer-config
+    # (issue 29): kvplan prints `vllm serve` lines (no Dynamo launch line), and vLLM's decode
+    # worker needs the connector to read the prefill's KV (scheduler.py 0.20.1:620-636), so
+    # both roles' lines carry it, with the connector's kv_role for that role.
+    result = CliRunner().invoke(app, [
+        "plan", "llama-3.1-8b", "--disagg", "--engine", "vllm", "--gpu", "H100",
+        "--input-len", "4k", "--output-len", "512", "--connector", connector, "-f", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    roles = {"NixlConnector": ("kv_both", "kv_both"),
+             "MooncakeConnector": ("kv_producer", "kv_consumer")}[connector]
+    for role, kv_role in zip(("prefill", "decode"), roles, strict=True):
+        assert (f'--kv-transfer-config \'{{"kv_connector":"{connector}","kv_role":"{kv_role}"}}\''
+                in data[role]["command"]), data[role]["command"]
