@@ -816,7 +816,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            recipe_seats: bool = True, sglang_recipe: bool = True,
            recipe_context: bool = True, deepep: bool = True, client: bool = True,
            lengths: bool = True,
-           routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True) -> Replay:
+           routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True,
+           no_connector: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -836,7 +837,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       sglang_recipe=sglang_recipe,
                                       recipe_context=recipe_context, deepep=deepep,
                                       client=client, lengths=lengths, routing=routing,
-                                      recv_interval=recv_interval, recipe_kv=recipe_kv)
+                                      recv_interval=recv_interval, recipe_kv=recipe_kv,
+                                      no_connector=no_connector)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -891,10 +893,12 @@ def prospective_replays() -> list[Replay]:
 # of its --random-range-ratio 0.8 draw (rangeratio60, disagg_client.client); `recv_interval`=False,
 # an SGLang recipe's decode --scheduler-recv-interval not applied (disagg63, `_recipe_recv`);
 # `recipe_kv`=False, a TensorRT-LLM recipe's roles at MODELS's KV dtype instead of its
-# kv_cache_config.dtype (trtdis64, `_trt_recipe_kv`).
+# kv_cache_config.dtype (trtdis64, `_trt_recipe_kv`); `no_connector`=False, a row whose decode
+# workers run without a KV connector replayed as if they pulled the KV (dynnocon67, `local_flow`;
+# no prospective row states one, so it moves none of them).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
             "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep", "client",
-            "routing", "lengths", "recv_interval", "recipe_kv")
+            "routing", "lengths", "recv_interval", "recipe_kv", "no_connector")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:
