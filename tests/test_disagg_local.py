@@ -107,3 +107,26 @@ def test_plan_disagg_never_prints_a_vllm_decode_line_without_its_connector(conne
     for role, kv_role in zip(("prefill", "decode"), roles, strict=True):
         assert (f'--kv-transfer-config \'{{"kv_connector":"{connector}","kv_role":"{kv_role}"}}\''
                 in data[role]["command"]), data[role]["command"]
+
+
+def test_the_replay_builds_the_flow_from_the_row_and_prices_decode_steps_as_its_tpot() -> None:
+    # prospdis66's Llama-3.1-70B FP8 8,000 / 150 run (4 x TP 1 prefill : 1 x TP 4 decode, vLLM
+    # 0.20.1): the row states no decode connector, so the replay takes NIXL 0.20's 480 s hold,
+    # the prefill candidate's pool in its blocks, and the decode role's mixed steps; one with no
+    # chunk is the replay's TPOT at the same batch (the same cost model at I + O / 2).
+    from tests.benches import disagg_rows
+    from tests.benches.prospdis66_runs import load
+
+    run = next(r for r in load()["runs"] if r["id"].endswith("8000x150-doc13"))
+    row = {**run["row"], "silicon_data_source": ""}
+    st = disagg_rows.replay_setup(row)
+    flow = disagg_rows.local_flow(row, st)
+    assert flow is not None and flow.hold_s == 480.0 and flow.first_token_at_prefill
+    cap = st.prefill.capacity
+    assert (flow.block_tokens, flow.pool_blocks) == (cap.block_size,
+                                                     cap.token_capacity // cap.block_size)
+    for batch in (1, 16):
+        assert flow.decode_mixed_s(batch, ()) == pytest.approx(st.tpot_ms(batch) / 1e3)
+    # A chunk costs more than the decodes alone; and a row with its connector gets no flow.
+    assert flow.decode_mixed_s(16, ((0, 8000),)) > flow.decode_mixed_s(16, ())
+    assert disagg_rows.local_flow({**row, "decode_kv_connector": ""}, st) is None

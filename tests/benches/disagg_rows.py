@@ -52,6 +52,7 @@ from kvplan.analysis.plan_types import Candidate, Layout
 from kvplan.analysis.simulate.disagg_local import LocalPrefillFlow
 from kvplan.analysis.simulate.run import replica_step_cost, setup
 from kvplan.engines.base import Engine
+from kvplan.engines.dynamo_frontend import DYNAMO_FIRST_TOKEN_AT_PREFILL
 from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import KvLink, get_kv_link
@@ -750,7 +751,9 @@ def local_flow(row: dict[str, str], st: _Setup) -> LocalPrefillFlow | None:
     (blocks of its block size), and the decode worker's own prefill steps at the decode role's
     token budget, priced as `kvplan simulate` prices a mixed step on the decode role's layout
     (its MixedStepCost; a decode-only step there is the replay's TPOT, the same number at the
-    same context); else None."""
+    same context); the client's first token where Dynamo's frontend gives it
+    (kvplan.engines.dynamo_frontend DYNAMO_FIRST_TOKEN_AT_PREFILL: the rows that state no
+    connector are Dynamo's); else None."""
     if row.get("decode_kv_connector", "") != "none":
         return None
     env = row.get("prefill_kv_hold_env_s", "")
@@ -777,7 +780,8 @@ def local_flow(row: dict[str, str], st: _Setup) -> LocalPrefillFlow | None:
     return LocalPrefillFlow(hold_s=rule.hold_s, pool_blocks=cap.token_capacity // cap.block_size,
                             block_tokens=cap.block_size,
                             decode_token_budget=inputs.max_num_batched_tokens,
-                            decode_mixed_s=decode_mixed_s)
+                            decode_mixed_s=decode_mixed_s,
+                            first_token_at_prefill=DYNAMO_FIRST_TOKEN_AT_PREFILL)
 
 
 def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False) -> str:
