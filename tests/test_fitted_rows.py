@@ -22,6 +22,7 @@ from tests.benches import (
     engine_bench,
     honest,
     kv_token_runs,
+    prospdis66_runs,
     prospective31_runs,
     prospective52_runs,
     prospective53_runs,
@@ -118,7 +119,9 @@ def all_row_ids() -> list[str]:
             + [run["id"] for run in prospective_runs.load(prospective64_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective65_runs.DATA)["runs"]]
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()]
-            + [disagg_rows.PREFIX + r["id"] for r in aiconfig_agg_runs.rows()])
+            + [disagg_rows.PREFIX + r["id"] for r in aiconfig_agg_runs.rows()]
+            + [f"{run['id']} @ {p['concurrency']}" for run in prospdis66_runs.load()["runs"]
+               for p in run["points"]])
 
 
 def test_every_fitted_constant_has_its_record() -> None:

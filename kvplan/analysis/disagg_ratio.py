@@ -38,6 +38,7 @@ from typing import Any
 
 from kvplan.analysis.plan_types import Candidate
 from kvplan.analysis.simulate.bench_client import BenchClient
+from kvplan.analysis.simulate.disagg_local import LocalPrefillFlow, simulate_disagg_local
 from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, simulate_disagg
 from kvplan.analysis.simulate.sim_types import SchedulerConfig
 from kvplan.engines.dynamo_frontend import FrontendRouting
@@ -234,7 +235,8 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
                 batching: PrefillBatching | None = None,
                 prefill_flow: tuple[bool, bool] = (False, False),
                 transfer_polled: bool = False, client: BenchClient | None = None,
-                routing: FrontendRouting | None = None) -> RatioOption | None:
+                routing: FrontendRouting | None = None,
+                local: LocalPrefillFlow | None = None) -> RatioOption | None:
     """One given xPyD at the target (the bench replays published layouts with it): simulated
     (module docstring) at a concurrency with `batching`, else the formulas. `prefill_flow`:
     the connector's `Handover.prefill_lookahead`, and whether the prefill's DP rank is the
@@ -243,23 +245,29 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
     benchmark client's rounds, what it averages and its lengths (each request its own where
     the client spreads them: kvplan.analysis.simulate.bench_client `lengths`);
     `routing`: the frontend's choice of worker (kvplan.engines.dynamo_frontend); None: four
-    rounds, the first and last not averaged, the least-loaded worker."""
+    rounds, the first and last not averaged, the least-loaded worker. `local`: decode workers
+    without a connector (kvplan.analysis.simulate.disagg_local), simulated only."""
     model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
                    first_token_steps)
     state = model.decode_state(y)
     if state is None:
         return None
     if batching is None or req.concurrency is None:
+        if local is not None:
+            raise ValueError("decode workers without a connector: simulated only (a "
+                             "concurrency and the prefill batching)")
         return model.option(x, y, state)
     return _simulated(model, x, y, state, batching, prefill_flow, transfer_polled, client,
-                      routing)
+                      routing, local)
 
 
 def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, float],
                batching: PrefillBatching, prefill_flow: tuple[bool, bool],
                transfer_polled: bool = False, client: BenchClient | None = None,
-               routing: FrontendRouting | None = None) -> RatioOption | None:
-    """`model.option` with TTFT / TPOT from the two-role closed-loop simulation."""
+               routing: FrontendRouting | None = None,
+               local: LocalPrefillFlow | None = None) -> RatioOption | None:
+    """`model.option` with TTFT / TPOT from the two-role closed-loop simulation (of decode
+    workers without a connector where `local` says so)."""
     req = model.req
     assert req.concurrency is not None
     ranks_p, ranks_d = model.prefill.layout.replicas, model.decode.layout.replicas
@@ -285,7 +293,7 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
     lengths = (tuple(client.lengths.lengths(req.concurrency * rounds, input_len, req.output_len,
                                             client.seed))
                if client is not None and client.lengths is not None else None)
-    res = simulate_disagg(DisaggSimInputs(
+    inputs = DisaggSimInputs(
         concurrency=req.concurrency, input_len=input_len, output_len=req.output_len,
         prefill_workers=x, prefill_ranks=ranks_p, decode_workers=y, decode_ranks=ranks_d,
         prefill=SchedulerConfig(max_num_seqs=batching.max_seqs,
@@ -298,8 +306,10 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
         decode_admission=batching.decode_admission, prefill_input_budget=batching.input_budget,
         transfer_polled=transfer_polled, rounds=rounds,
         measure_all_rounds=client is not None and client.measures_first_round,
-        random_workers=routing is not None and not routing.by_load, lengths=lengths),
-        prefill_step_s=prefill_s, decode_step_s=decode_s)
+        random_workers=routing is not None and not routing.by_load, lengths=lengths)
+    res = (simulate_disagg(inputs, prefill_step_s=prefill_s, decode_step_s=decode_s)
+           if local is None else simulate_disagg_local(inputs, local, prefill_step_s=prefill_s,
+                                                       decode_step_s=decode_s))
     if missing or not math.isfinite(res.ttft_ms):
         return None
     n, batch, _, _ = state

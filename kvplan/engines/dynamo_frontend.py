@@ -33,3 +33,18 @@ DYNAMO_SRT_SLURM = FrontendRouting(
     by_load=False,
     source="Dynamo frontend --router-mode default round-robin, behind srt-slurm's nginx over "
            "up to 10 frontends (cc158081 frontend_stage.py)")
+
+
+# Where the client's first token comes from when Dynamo 1.2.1's decode workers run without a
+# connector (dynnocon67, kvplan.analysis.simulate.disagg_local (c)). Read in the ai-dynamo 1.2.1
+# wheel's Python: the prefill handler runs the prompt with max_tokens = min_tokens = 1 and
+# do_remote_decode (dynamo/vllm/handlers.py:2619-2641) and yields that one token with its
+# disaggregated_params to its caller (:2685-2718); the decode handler takes the prefill_result's
+# kv_transfer_params (:2245-2260, :2373-2377) and streams its own engine's output under the
+# client's sampling parameters (:2225-2243, build_sampling_params :2368-2371). Which of the two
+# the client sees first is decided in the frontend's PrefillRouter, compiled Rust in the wheel:
+# not read at 1.2.1. kvplan takes the prefill's token (True), as prospdis67 did from the docs'
+# Time To Second Token (181 / 195 ms at 8,000 tokens against kvplan's 199 ms decode-layout
+# prefill; 758 / 831 ms at 26,000 against 748 ms: the second token follows the decode's own
+# prefill). A reading of measured data, not of the code: it shaped prospdis66's points.
+DYNAMO_FIRST_TOKEN_AT_PREFILL = True

@@ -231,6 +231,24 @@ class KvConnector(Protocol):
         """Which attention-DP rank of a prefill worker takes a new prompt (`PrefillBalance`):
         the engine's DP balancer, or its disaggregated prefill's own rule."""
 
+    def no_decode_connector(self, version: str | None, hold_env_s: float | None = None
+                            ) -> NoDecodeConnector | None:
+        """The flow where the prefill workers run this connector and the decode workers none
+        (`NoDecodeConnector`), at `version` and the hold's environment override where the
+        deployment sets one; None where the engine's code is not read for it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoDecodeConnector:
+    """How a deployment whose decode workers run without the connector behaves, where the
+    engine's code is read for it (`KvConnector.no_decode_connector`): the decode worker
+    prefills every prompt itself (nothing is pulled), and the prefill worker keeps a finished
+    prompt's blocks `hold_s` (the connector's wait for a read that never comes), then frees
+    them (kvplan.analysis.simulate.disagg_local)."""
+
+    hold_s: float
+    source: str
+
 
 # One decode rank's share of one cache kind, by prefill rank: (source rank, bytes) pairs.
 Sources = Callable[["CacheKind", int, int], list[tuple[int, int]]]

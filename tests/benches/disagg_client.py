@@ -24,12 +24,18 @@ import datetime as dt
 import re
 from dataclasses import replace
 
-from kvplan.analysis.simulate.bench_client import BenchClient, sa_bench, vllm_bench_serve
+from kvplan.analysis.simulate.bench_client import (
+    BenchClient,
+    genai_perf,
+    sa_bench,
+    vllm_bench_serve,
+)
 from kvplan.engines.dynamo_frontend import DYNAMO_SRT_SLURM, FrontendRouting
 
 ENGINES = ("sglang", "trtllm")  # the prospective rows' engines (InferenceX through srt-slurm)
 # The row keys a public run's point sets for its client (disagg_public.replay_run).
 VLLM_BENCH_SERVE = "vllm bench serve"
+GENAI_PERF = "genai-perf"  # dynnocon67: prospdis66's points (warm-up + measured requests)
 
 
 def measured_date(row: dict[str, str]) -> dt.date | None:
@@ -51,6 +57,8 @@ def client(row: dict[str, str], *, lengths: bool = True) -> BenchClient | None:
     (before rangeratio60; the bench's counterfactual)."""
     if row.get("bench_client") == VLLM_BENCH_SERVE:
         return vllm_bench_serve(int(row["bench_num_prompts"]), int(row["bench_concurrency"]))
+    if row.get("bench_client") == GENAI_PERF:
+        return genai_perf(int(row["bench_num_prompts"]), int(row["bench_concurrency"]))
     day = measured_date(row)
     c = sa_bench(day) if _srt_slurm(row) and day is not None else None
     return c if c is None or lengths else replace(c, lengths=None)

@@ -63,8 +63,17 @@ def replay_run(run: dict) -> list[Point]:
 def client_fields(run: dict, point: dict) -> dict[str, str]:  # type: ignore[type-arg]
     """The row keys naming a point's benchmark client (tests.benches.disagg_client.client):
     `vllm bench serve` at the point's --num-prompts and --max-concurrency where the run states
-    that client and the point its prompts (prospdis65's runs); none otherwise (the logs29 runs
-    state no prompt count: the simulation's default measurement)."""
+    that client and the point its prompts (prospdis65's runs); genai-perf where the point states
+    its request counts (prospdis66's runs); none otherwise (the logs29 runs state no prompt
+    count: the simulation's default measurement)."""
+    if point.get("request_count"):
+        # dynnocon67: a point stating genai-perf's --request-count (prospdis66's, all run with
+        # genai-perf: its data file's `about`): its warm-up and measured requests as one closed
+        # loop (kvplan.analysis.simulate.bench_client.genai_perf).
+        return {"bench_client": disagg_client.GENAI_PERF,
+                "bench_num_prompts": str(point["request_count"]
+                                         + point.get("warmup_request_count", 0)),
+                "bench_concurrency": str(point["concurrency"])}
     if "vllm bench serve" not in run.get("stated", "") or not point.get("num_prompts"):
         return {}
     return {"bench_client": disagg_client.VLLM_BENCH_SERVE,

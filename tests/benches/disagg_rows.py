@@ -35,18 +35,24 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
-from kvplan._util.errors import KvplanError
+from kvplan._util.errors import InputError, KvplanError
 from kvplan.analysis.disagg import (
     DisaggRequest,
     _candidate,
+    _role_request,
     handover_for,
     prefill_batching,
     role_times,
     transfer_seconds,
 )
 from kvplan.analysis.disagg_ratio import PrefillBatching, RatioTarget, evaluate_xy
+from kvplan.analysis.inputs import EstimateInputs
+from kvplan.analysis.plan_search import plan_inputs_for
 from kvplan.analysis.plan_types import Candidate, Layout
+from kvplan.analysis.simulate.disagg_local import LocalPrefillFlow
+from kvplan.analysis.simulate.run import replica_step_cost, setup
 from kvplan.engines.base import Engine
+from kvplan.engines.dynamo_frontend import DYNAMO_FIRST_TOKEN_AT_PREFILL
 from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import KvLink, get_kv_link
@@ -615,7 +621,8 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
             recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
             deepep: bool = True, client: bool = True,
             lengths: bool = True, routing: bool = False, recv_interval: bool = True,
-            recipe_kv: bool = True) -> tuple[float | None, float | None, float]:
+            recipe_kv: bool = True, no_connector: bool = True
+            ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -645,7 +652,10 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     `recv_interval` False: an SGLang recipe's decode --scheduler-recv-interval not applied
     (`_recipe_recv`, before disagg63); the bench's counterfactual only. `recipe_kv` False: a
     TensorRT-LLM recipe's roles at MODELS's KV dtype, not its kv_cache_config.dtype
-    (`_trt_recipe_kv`, before RECIPE_KV_COMMIT); the bench's counterfactual only."""
+    (`_trt_recipe_kv`, before RECIPE_KV_COMMIT); the bench's counterfactual only.
+    `no_connector` False: a row whose decode workers run without a KV connector
+    (`decode_kv_connector` "none": `local_flow`) replayed as if they pulled the KV, as before
+    dynnocon67; the bench's counterfactual only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
@@ -654,7 +664,7 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
                         recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
                         recipe_context=recipe_context, deepep=deepep, client=client,
                         lengths=lengths, routing=routing, recv_interval=recv_interval,
-                        recipe_kv=recipe_kv)
+                        recipe_kv=recipe_kv, no_connector=no_connector)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -698,8 +708,8 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
              input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
              recipe_context: bool = True, deepep: bool = True, client: bool = True,
              lengths: bool = True,
-             routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True
-             ) -> tuple[float | None, float | None, float]:
+             routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True,
+             no_connector: bool = True) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
     trt = trt_context_recipe(row) if recipe_context else None
     st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator,
@@ -724,11 +734,54 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
                       batching=batching, prefill_flow=(flow and h.prefill_lookahead, flow),
                       transfer_polled=flow and h.transfer_polled,
                       client=disagg_client.client(row, lengths=lengths) if client else None,
-                      routing=disagg_client.routing(row) if routing else None)
+                      routing=disagg_client.routing(row) if routing else None,
+                      local=local_flow(row, st) if no_connector else None)
     if opt is None:
         n = -(-conc // y)
         return None, st.tpot_ms(-(-n // st.req.decode.replicas)), st.prefill_ms
     return opt.ttft_ms, opt.tpot_ms, st.prefill_ms
+
+
+def local_flow(row: dict[str, str], st: _Setup) -> LocalPrefillFlow | None:
+    """Where the row's decode workers run without a KV connector (`decode_kv_connector`
+    "none", dynnocon67), the simulation's flow for it (kvplan.analysis.simulate.disagg_local)
+    from the prefill connector's rule at the row's release (`KvConnector.no_decode_connector`,
+    the row's `prefill_kv_hold_env_s` its environment override, e.g. vLLM's
+    VLLM_NIXL_ABORT_REQUEST_TIMEOUT): the hold, one prefill rank's pool as the replay sizes it
+    (blocks of its block size), and the decode worker's own prefill steps at the decode role's
+    token budget, priced as `kvplan simulate` prices a mixed step on the decode role's layout
+    (its MixedStepCost; a decode-only step there is the replay's TPOT, the same number at the
+    same context); the client's first token where Dynamo's frontend gives it
+    (kvplan.engines.dynamo_frontend DYNAMO_FIRST_TOKEN_AT_PREFILL: the rows that state no
+    connector are Dynamo's); else None."""
+    if row.get("decode_kv_connector", "") != "none":
+        return None
+    env = row.get("prefill_kv_hold_env_s", "")
+    rule = st.req.engine.rules.kv_connector(st.req.connector).no_decode_connector(
+        st.req.engine_version, float(env) if env else None)
+    if rule is None:
+        raise InputError(f"{row['backend']} {st.req.engine_version}: a decode worker without "
+                         "a KV connector is not read for this release")
+    d = st.decode
+    inputs = plan_inputs_for(_role_request(st.req, 1), d.gpu, d.layout, d.kv_dtype,
+                             d.mem_fraction, st.req.input_len + st.req.output_len)
+    spec = st.req.engine.rules.served_spec(
+        load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))[0], inputs)
+    cost = replica_step_cost(setup(spec, EstimateInputs(
+        spec=spec, sizing=inputs, capacity=inputs, gpu=d.gpu, device=""))[0])
+    # The running decodes at the replay's mean decode context (role_times' TPOT: I + O / 2).
+    context = st.req.input_len + st.req.output_len // 2
+
+    def decode_mixed_s(decodes: int, chunks: tuple[tuple[int, int], ...]) -> float:
+        return cost.seconds(decode_contexts=[context] * decodes, chunks=list(chunks))
+
+    cap = st.prefill.capacity
+    assert cap.block_size and inputs.max_num_batched_tokens
+    return LocalPrefillFlow(hold_s=rule.hold_s, pool_blocks=cap.token_capacity // cap.block_size,
+                            block_tokens=cap.block_size,
+                            decode_token_budget=inputs.max_num_batched_tokens,
+                            decode_mixed_s=decode_mixed_s,
+                            first_token_at_prefill=DYNAMO_FIRST_TOKEN_AT_PREFILL)
 
 
 def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False) -> str:
@@ -767,7 +820,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            recipe_seats: bool = True, sglang_recipe: bool = True,
            recipe_context: bool = True, deepep: bool = True, client: bool = True,
            lengths: bool = True,
-           routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True) -> Replay:
+           routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True,
+           no_connector: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -787,7 +841,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       sglang_recipe=sglang_recipe,
                                       recipe_context=recipe_context, deepep=deepep,
                                       client=client, lengths=lengths, routing=routing,
-                                      recv_interval=recv_interval, recipe_kv=recipe_kv)
+                                      recv_interval=recv_interval, recipe_kv=recipe_kv,
+                                      no_connector=no_connector)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -842,10 +897,12 @@ def prospective_replays() -> list[Replay]:
 # of its --random-range-ratio 0.8 draw (rangeratio60, disagg_client.client); `recv_interval`=False,
 # an SGLang recipe's decode --scheduler-recv-interval not applied (disagg63, `_recipe_recv`);
 # `recipe_kv`=False, a TensorRT-LLM recipe's roles at MODELS's KV dtype instead of its
-# kv_cache_config.dtype (trtdis64, `_trt_recipe_kv`).
+# kv_cache_config.dtype (trtdis64, `_trt_recipe_kv`); `no_connector`=False, a row whose decode
+# workers run without a KV connector replayed as if they pulled the KV (dynnocon67, `local_flow`;
+# no prospective row states one, so it moves none of them).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
             "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep", "client",
-            "routing", "lengths", "recv_interval", "recipe_kv")
+            "routing", "lengths", "recv_interval", "recipe_kv", "no_connector")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

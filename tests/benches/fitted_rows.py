@@ -997,6 +997,21 @@ _LONE_PREFILL_READ = (
                       ("test_04 70000/1500", 300), ("test_05 1024/512", 1000))),
 )
 
+# prospdis66's fifteen points (section 4c of the disagg bench, "run id @ concurrency"): their
+# first evaluation led to prospdis67's forensic and dynnocon67's rule (SHAPED_BY).
+_PROSPDIS66_POINTS = tuple(
+    f"{run}-{case} @ {c}"
+    for run, case, cs in (
+        ("dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4", "3000x150-doc09", (32,)),
+        ("dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4", "3000x150-doc13", (16, 32)),
+        ("dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4", "8000x150-doc13", (16, 32)),
+        ("dynamo-b200-llama70b-fp8-p3xtp1-d1xtp1", "3000x150-doc11", (16, 32)),
+        ("dynamo-2xb200-llama70b-fp8-p3xtp4-d1xtp4", "26000x984-doc14", (16, 32)),
+        ("dynamo-2xb200-dsr1-fp8-p1xtp8ep8-d1xtp8ep8", "3000x999-doc15", (16, 32)),
+        ("dynamo-2xb200-dsr1-fp8-p1xtp8ep8-d1xtp8ep8", "8000x999-doc15", (16, 32)),
+        ("dynamo-2xb200-dsr1-fp8-p1xtp8ep8-d1xtp8ep8", "16000x999-doc15", (16, 32)))
+    for c in cs)
+
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="6ef65a3b",
            rule="vLLM's Triton MXFP4 MoE kernel (Hopper from 0.11.1) sized with Marlin's "
@@ -1687,6 +1702,17 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "rows were read in its pool under the client workload, Triton and Marlin; on "
                 "the page since marlinrow66",
            rows=_AIC_AGG_GPTOSS_HOPPER),
+    Shaped(commit="3c96e0c4",
+           rule="decode workers without a KV connector (kvplan.analysis.simulate.disagg_local: "
+                "the decode prefills every prompt, its steps MixedStepCost's; vLLM 0.20 NIXL "
+                "holds a finished prompt's blocks VLLM_NIXL_ABORT_REQUEST_TIMEOUT = 480 s, "
+                "KvConnector.no_decode_connector; FCFS admission on the whole prompt; the first "
+                "token at the prefill's return), genai-perf's warm-up + measured requests as one "
+                "closed loop, and the data file's decode connector corrected to none: read "
+                "after prospdis67's forensic of these points (section 4c's first evaluation, "
+                "0 of 15 both): TTFT inside 0 -> 3 of 15, both 0 -> 2, median TTFT ratio "
+                "0.09 -> 0.35, TPOT 0.80 -> 1.25",
+           rows=_PROSPDIS66_POINTS),
 )
 
 

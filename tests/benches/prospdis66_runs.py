@@ -50,6 +50,21 @@ loop with that hold and kvplan's pools and times comes within 5 % of the four lo
 points' TTFT (Llama 8,000 at C 16 / 32, DeepSeek-R1 16,000 at C 16 / 32). The "assumed" line
 of the data file that the decode worker gets the NIXL connector is wrong.
 
+Replayed with that flow since dynnocon67 (3c96e0c4; every point SHAPED_BY it: written after
+the first evaluation and the forensic): each run's row states decode_kv_connector "none" (the
+data file's corrected reading, the original kept), so the replay runs
+kvplan.analysis.simulate.disagg_local (the decode worker prefills every prompt itself, its
+steps priced as `kvplan simulate`'s mixed step; vLLM 0.20 NIXL's prefill pool holds each
+finished prompt's blocks 480 s, KvConnector.no_decode_connector; TTFT at the prefill's return)
+behind genai-perf's warm-up and measured requests as one closed loop (disagg_public.
+client_fields). First evaluation -> dynnocon67: both inside 0 -> 2 of 15, TTFT 0 -> 3, TPOT
+8 -> 9; median ratio TTFT 0.09 -> 0.35, TPOT 0.80 -> 1.25. DeepSeek-R1 16,000 inside (0.75,
+0.87); Llama 8,000 over (1.26, 1.46: the forensic's sensitivity to the pool, kvplan's pool here
+at the replay's defaults, not the YAMLs' 0.95 / block 128); doc 11 far over (2.49, 3.57); the
+3,000-token points, doc 14 and DeepSeek-R1 8,000 still under (0.22-0.36); the Llama TPOT now over
+(1.31-1.59: every local prefill joins the decode steps). The genai-perf client alone moves no
+TTFT ratio into the band.
+
 Run: python -m tests.benches.prospdis66_runs
 """
 

@@ -92,7 +92,8 @@ from kvplan.capacity.plan import plan_capacity
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.resolve import load_model
 from tests.benches import disagg_rows
-from tests.benches.prospdis66_runs import load, replay_all
+from tests.benches.disagg_public import Point
+from tests.benches.prospdis66_runs import load
 
 HOLD_S = 480.0  # vLLM 0.20.1 envs.py:1463-1465, VLLM_NIXL_ABORT_REQUEST_TIMEOUT's default
 BLOCK = 128  # every YAML of the set: --block-size 128
@@ -252,8 +253,26 @@ class Row:
     stated: tuple[float, float] | None  # the doc's (request throughput, mean latency s)
 
 
+def frozen_replay() -> list[Point]:
+    """Section 4c's replay as the first evaluation and this forensic ran it (dynnocon67 since
+    replays the decode workers without a connector behind a genai-perf client): the decode
+    workers pulling the KV, the simulation's default measurement (disagg_rows.predict's
+    `no_connector` and `client` off)."""
+    out = []
+    for run in load()["runs"]:
+        row = {**run["row"], "silicon_data_source": ""}
+        for p in run["points"]:
+            ttft, tpot, _ = disagg_rows.predict(row, p["concurrency"], client=False,
+                                                no_connector=False)
+            out.append(Point(run=run["id"], concurrency=p["concurrency"],
+                             measured_ttft_ms=p["measured_ttft_ms"],
+                             measured_tpot_ms=p["measured_tpot_ms"],
+                             approximate=p["approximate"], ttft_ms=ttft, tpot_ms=tpot))
+    return out
+
+
 def rows() -> list[Row]:
-    points, _ = replay_all()
+    points = frozen_replay()
     out = []
     for run in load()["runs"]:
         isl = int(run["row"]["isl"])

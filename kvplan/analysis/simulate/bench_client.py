@@ -88,3 +88,18 @@ def vllm_bench_serve(num_prompts: int, concurrency: int) -> BenchClient:
                          f"of rounds of --max-concurrency {concurrency}")
     return BenchClient(name="vllm bench serve", rounds=num_prompts // concurrency,
                        measures_first_round=True)
+
+
+def genai_perf(requests: int, concurrency: int) -> BenchClient:
+    """genai-perf at --concurrency `concurrency` over `requests` requests, its
+    --warmup-request-count and --request-count together (dynnocon67): one closed loop of C
+    users on the same server, ceil(requests / C) requests a user, every one averaged, the
+    first burst included. Not read in genai-perf's code: the warm-up phase run back to back
+    with the measured one (the server's state, e.g. a pool's held blocks, carried over) and
+    averaged in (10-32 of 330-632 requests on prospdis66's points) are assumed, as
+    prospdis67's forensic assumed them."""
+    if concurrency < 1 or requests < concurrency:
+        raise InputError(f"genai-perf: {requests} requests at --concurrency {concurrency}: "
+                         "expected at least one a user")
+    return BenchClient(name="genai-perf", rounds=-(-requests // concurrency),
+                       measures_first_round=True)

@@ -320,6 +320,8 @@ class _Run:
                 take = min(req.remaining, budget)
                 if take < req.remaining and not self.inp.chunked_prefill and sched:
                     break  # without chunked prefill a prompt runs whole (the first always)
+                if req.remaining == req.prompt_len and not self._fits(rank, req):
+                    break  # the pool's admission (disagg_local), FCFS: the head waits
                 take = take if self.inp.chunked_prefill else req.remaining
                 if req.remaining == req.prompt_len:
                     self.p_running[rank] += 1  # its first step: running from here
@@ -355,6 +357,12 @@ class _Run:
                 self.p_whole[rank] -= queue[0].prompt_len
                 self._handover(queue.popleft(), t)
         self._prefill_step(w, t, self.p_started[w] if self.inp.prefill_lookahead else math.inf)
+
+    def _fits(self, rank: int, req: _Req) -> bool:
+        return True  # no pool bound here (kvplan.analysis.simulate.disagg_local's is)
+
+    def _event(self, kind: int, w: int, t: float, payload: object) -> None:
+        raise AssertionError(f"event kind {kind}: no handler")  # a subclass's own kinds
 
     # handover and decode role
     def _decode_rank(self) -> int:
@@ -552,6 +560,8 @@ class _Run:
                 self._prefill_step(w, t)
             elif kind == _DECODE_KICK and not self.d_busy[w]:
                 self._decode_step(w, t)
+            elif kind > _DECODE_KICK:
+                self._event(kind, w, t, payload)
         rounds = self.inp.rounds
         measured = self.done if self.inp.measure_all_rounds else (
             [r for r in self.done if 0 < r.round < rounds - 1] or [

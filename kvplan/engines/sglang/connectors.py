@@ -186,6 +186,10 @@ class SglangDisagg:
     def context_scheduler(self, version: str | None) -> None:
         return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)
 
+    def no_decode_connector(self, version: str | None, hold_env_s: float | None = None
+                            ) -> None:
+        return None  # a decode worker without the connector: not read for this engine
+
     def prefill_balance(self) -> SglangBootstrapRoom:
         return BOOTSTRAP_ROOM  # the prefill's DP rank by the bootstrap room (dp_balance)
 

@@ -104,6 +104,10 @@ class TrtllmTransceiver:
         self._check_version(version)
         return context_scheduler()  # kvplan.engines.trtllm.disagg_flow, (a)
 
+    def no_decode_connector(self, version: str | None, hold_env_s: float | None = None
+                            ) -> None:
+        return None  # a decode worker without the connector: not read for this engine
+
     def prefill_balance(self) -> TrtllmAdpBalance:
         return TRTLLM_ADP_BALANCE  # the executor's attention-DP balancing (dp_balance)
 

@@ -68,6 +68,7 @@ from kvplan._util.versions import version_key
 from kvplan.engines.handover import (
     Handover,
     KvConnector,
+    NoDecodeConnector,
     assemble,
     check_no_recv_interval,
     handover_tps,
@@ -89,6 +90,7 @@ from kvplan.engines.vllm.connector_releases import (
     nixl_state_slots,
 )
 from kvplan.engines.vllm.dp_balance import VLLM_DP_BALANCE, VllmDpBalance
+from kvplan.engines.vllm.nixl_hold import nixl_no_decode_connector
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.profiles import vllm_profile
 from kvplan.kv.kinds import (
@@ -293,6 +295,10 @@ class _VllmConnector:
     def prefill_balance(self) -> VllmDpBalance:
         return VLLM_DP_BALANCE  # the API server's DP balancer, connector or not (dp_balance)
 
+    def no_decode_connector(self, version: str | None, hold_env_s: float | None = None
+                            ) -> NoDecodeConnector | None:
+        return None  # not read for this connector (NIXL's: kvplan.engines.vllm.nixl_hold)
+
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: PlanInputs | None = None
@@ -395,6 +401,10 @@ class NixlConnector(_VllmConnector):
     recurrent_since: tuple[int, int] = NIXL_RECURRENT_SINCE
     llama4_window: bool = True
     conv_state_ds_since: tuple[int, int] | None = NIXL_RECURRENT_SINCE
+
+    def no_decode_connector(self, version: str | None, hold_env_s: float | None = None
+                            ) -> NoDecodeConnector | None:
+        return nixl_no_decode_connector(version, hold_env_s)  # nixl_hold's docstring
 
     def _state_slots(self, version: str | None, spec_align: tuple[int, bool], tokens: int,
                      block_size: int) -> tuple[int, str]:
