@@ -76,8 +76,12 @@ def line(name: str, pairs: list[tuple[Replay, Replay]]) -> str:
 
 
 def table(title: str, rows: list[dict[str, str]], client: bool) -> None:
+    start = _cpu()
     before = list(agg.replay_all(partial(replay_arm, flags=False, client=client), rows))
+    middle = _cpu()
     after = list(agg.replay_all(partial(replay_arm, flags=True, client=client), rows))
+    print(f"{title}: before {middle - start:.1f} s CPU, after {_cpu() - middle:.1f} s",
+          file=sys.stderr)
     pairs = list(zip(before, after, strict=True))
     shaped = agg.shaped_rows()
     print(f"\n### {title}: {len(rows)} rows\n")

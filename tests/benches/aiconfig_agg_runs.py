@@ -63,6 +63,11 @@ Run: python -m tests.benches.aiconfig_agg_runs (the section of examples/simulate
 A counterfactual read after the evaluation (the engine flags aiconfigurator's generator writes,
 not the frozen defaults): tests.benches.aiconfig_agg_flags (aggflags54), printed after this
 section; `python -m tests.benches.aiconfig_agg_flags` prints both.
+Run time (aggflags67): the scripts' flags make the replay cheaper, not dearer: on
+aggflags67_eval's 96-row subset 45.9 s of CPU at the defaults -> 21.4 s with the flags (one
+process each on the loaded shared 2-core host: TensorRT-LLM's 8,192-token prompts, starved
+while decodes ran at the default max_num_tokens 8,192, fit the scripts' C + ISL + 64); its
+client-workload subset 14.1 -> 7.7 s (one process, the first arm warming the caches).
 Run time (trt10, stop 55): 57 s of CPU for the 319 TensorRT-LLM 1.0 / 1.1 rows it made
 replayable (one process on the shared 2-core host; the most a row 2.7 s, DeepSeek-R1 8,192 /
 1,024 at concurrency 32); the counterfactual (aiconfig_agg_flags) replays them again, 43 s more.
@@ -695,6 +700,7 @@ def print_harness(part: list[Replay]) -> None:
     print(f"\n{h.FINDING}")
     print(f"\n{aiconfig_agg_client.FINDING}")
     print(f"\n{GPTOSS_HOPPER_FINDING}\n\n{aiconfig_agg_env.FINDING}")
+    print(f"\n{aiconfig_agg_scripts.FINDING}")
 
 
 def _representative() -> SimSetup:

@@ -395,3 +395,40 @@ def unpassed(row: dict[str, str]) -> list[dict[str, str]]:
     return [t for t in flags_of(row)
             if t["kvplan"] and t["kvplan"] not in SET_BY_BENCH and t["kvplan"] not in got
             and (not t["when"] or _holds(t["when"], variables(row, t)) is not False)]
+
+
+# The record of tests.benches.aggflags67_eval's one run (rule frozen at 1975dc1a, subsets at
+# c5db13a1, before either arm ran); printed after aiconfig_agg_env.FINDING by
+# aiconfig_agg_runs.print_harness.
+FINDING = (
+    "aggflags67: since this change the page replays each InferenceX row (but wip=True runs, "
+    "whose script main's history does not hold) with every flag kvplan reads as the row's "
+    "launch script set it (tests/benches/aiconfig_agg_scripts.py; its table "
+    "tests/data/sim_to_real/inferencex_agg_script_flags.csv holds every flag, YAML key, "
+    "export and assignment of the 51 (script, commit) pairs, file:line): KV dtype (fp8 in "
+    "most), memory fraction, max running requests, token budgets (vLLM --max-num-batched-"
+    "tokens 2 x ISL in the MiniMax / Kimi scripts, TensorRT-LLM max_num_tokens max(8,192, "
+    "C + ISL + 64 rounded up to 64)), block size, prefix caching off, the max model length, "
+    "SGLang's --scheduler-recv-interval (30 from C = 16 where set, else 10), TensorRT-LLM's "
+    "CUDA-graph batch and padding. Nothing fitted: the settings are the scripts'; no row "
+    "shaped by it (the `shaped` rows are the ones earlier rules name). Before -> after on "
+    "subsets chosen before either arm ran (tests/benches/aggflags67_eval.py; medians; both "
+    "inside = TTFT and TPOT within the band): at the page's fixed lengths, every 12th such row "
+    "(96; 90 replayed in both), both inside 30 -> 27, median |TTFT err| 42.3 -> 39.7 %, "
+    "|TPOT err| 14.9 -> 13.7 %, TTFT ratio 1.41 -> 1.22, kvplan's refusals 6 -> 2 (held out, "
+    "57: both inside 21 -> 21, |TTFT err| 41.3 -> 39.9 %; shaped, 33: 9 -> 6, 57.6 -> 39.5 "
+    "%); by backend, TensorRT-LLM (16) TTFT ratio 2.12 -> 0.94 (max_num_tokens above the "
+    "8,192-token prompt, as aggflags54 found) but TPOT ratio 1.29 -> 1.42, SGLang (25) TTFT "
+    "ratio 1.86 -> 1.54, both inside 3 -> 5, refusals 4 -> 0 (the TP 4 scripts' memory "
+    "fraction 0.95), vLLM (49) WORSE: both inside 24 -> 19, |TTFT err| 23.7 -> 39.5 % "
+    "(TTFT ratio 1.20 -> 1.22; |TPOT err| 13.4 -> 10.7 %), the rows that move being those "
+    "whose scripts set an fp8 KV cache and --max-num-batched-tokens 2 x ISL (MiniMax-M2.5, "
+    "Kimi-K2.5 on B200 / B300: at ISL 8,192 two prompts a step where kvplan's default 8,192 "
+    "took one, in the fixed lengths' lockstep queue; not ablated). Under InferenceX's "
+    "client workload (CLIENT_WORKLOAD), every 3rd of clientsec66's rows with a known "
+    "script (17; 15 both): "
+    "both inside 4 -> 6, |TTFT err| 42.6 -> 37.9 %, TTFT ratio 0.57 -> 0.62, TPOT ratio 1.04 "
+    "-> 0.98, refusals 2 -> 0; SGLang (6) TTFT ratio 0.39 -> 0.68, both inside 1 -> 3 (the "
+    "recv interval, memory fraction and budgets together, not ablated); vLLM (9) 0.61 -> 0.62 "
+    "(held out, 12: both inside 2 -> 4, ratio 0.47 -> 0.60; shaped, 3: unchanged). It "
+    "follows the scripts, so it is the page's default where a figure gets worse.")
