@@ -105,3 +105,19 @@ def test_row_setup_passes_the_script() -> None:
     finally:
         agg.SCRIPT_FLAGS = before
     assert off.sglang is not None and off.sglang.recv_interval == 1
+
+
+def test_trtllm_attention_dp_balance_from_the_script() -> None:
+    # dsr1_fp4_b200_trt.sh at 6eecc0e66:62-68: under DP_ATTENTION true, attention_dp_config
+    # batching_wait_iters 0, enable_balance true, timeout_iters 60.
+    row = next(r for r in scripts.replayable_inferencex()
+               if ("benchmarks/dsr1_fp4_b200_trt.sh", "6eecc0e66") in scripts.scripts_of(r)
+               and agg.layout(r)[1] > 1)
+    got = scripts.script_options(row)
+    assert (got["adp_balance"], got["adp_timeout_iters"], got["adp_batching_wait_iters"]) == (
+        True, 60, 0)
+    assert scripts._env(row)["TP"] == str(agg.layout(row)[0] * agg.layout(row)[1])
+    sim = agg.row_setup(row, agg.release(row) or "")
+    assert sim.trtllm is not None and sim.trtllm.adp_balance is not None
+    assert (sim.trtllm.adp_balance.timeout_iters, sim.trtllm.adp_balance.batching_wait_iters) \
+        == (60, 0)

@@ -13,7 +13,10 @@ after: on. Each line: rows replayed in both arms, both inside, TTFT inside, medi
 (aiconfig_agg_runs.shaped_rows) and by backend. CPU time (this process and its workers) on
 stderr.
 
-Run: python -m tests.benches.aggflags67_eval
+The `balance` part (run after the first evaluation, once the attention-DP balance was added
+to the options passed): every replayable row it moves, the flags without -> with it.
+
+Run: python -m tests.benches.aggflags67_eval [fixed] [client] [balance]
 """
 
 from __future__ import annotations
@@ -40,14 +43,16 @@ def client_subset() -> list[dict[str, str]]:
     return [r for r in client_rows.selection() if scripts.scripts_of(r)][::CLIENT_STRIDE]
 
 
-def replay_arm(row: dict[str, str], flags: bool, client: bool) -> Replay:
-    """The row replayed with SCRIPT_FLAGS `flags` and CLIENT_WORKLOAD `client` (restored)."""
-    was = agg.SCRIPT_FLAGS, agg.CLIENT_WORKLOAD
-    agg.SCRIPT_FLAGS, agg.CLIENT_WORKLOAD = flags, client
+def replay_arm(row: dict[str, str], flags: bool, client: bool, balance: bool = True
+               ) -> Replay:
+    """The row replayed with SCRIPT_FLAGS `flags`, CLIENT_WORKLOAD `client` and
+    aiconfig_agg_scripts.ADP_BALANCE `balance` (restored)."""
+    was = agg.SCRIPT_FLAGS, agg.CLIENT_WORKLOAD, scripts.ADP_BALANCE
+    agg.SCRIPT_FLAGS, agg.CLIENT_WORKLOAD, scripts.ADP_BALANCE = flags, client, balance
     try:
         return agg.replay(row)
     finally:
-        agg.SCRIPT_FLAGS, agg.CLIENT_WORKLOAD = was
+        agg.SCRIPT_FLAGS, agg.CLIENT_WORKLOAD, scripts.ADP_BALANCE = was
 
 
 def _inside(x: float) -> bool:
@@ -75,9 +80,26 @@ def line(name: str, pairs: list[tuple[Replay, Replay]]) -> str:
             + f" | refused {refused[0]} -> {refused[1]} |")
 
 
-def table(title: str, rows: list[dict[str, str]], client: bool) -> None:
+def balance_rows() -> list[dict[str, str]]:
+    """Every replayable row whose script sets attention_dp_config enable_balance under the
+    row's attention DP (the `balance` part: the addition after the first evaluation)."""
+    was = scripts.ADP_BALANCE
+    scripts.ADP_BALANCE = True
+    try:
+        return [r for r in scripts.replayable_inferencex()
+                if scripts.script_options(r).get("adp_balance") and agg.layout(r)[1] > 1]
+    finally:
+        scripts.ADP_BALANCE = was
+
+
+def table(title: str, rows: list[dict[str, str]], client: bool, balance: bool = False
+          ) -> None:
+    """Before -> after: SCRIPT_FLAGS off -> on; `balance`: on without -> with the
+    attention-DP balance."""
     start = _cpu()
-    before = list(agg.replay_all(partial(replay_arm, flags=False, client=client), rows))
+    first = (partial(replay_arm, flags=True, client=client, balance=False) if balance
+             else partial(replay_arm, flags=False, client=client))
+    before = list(agg.replay_all(first, rows))
     middle = _cpu()
     after = list(agg.replay_all(partial(replay_arm, flags=True, client=client), rows))
     print(f"{title}: before {middle - start:.1f} s CPU, after {_cpu() - middle:.1f} s",
@@ -118,6 +140,9 @@ def main() -> None:
         start = _cpu()
         table("Fixed lengths (the page's replay)", fixed_rows(), client=False)
         print(f"fixed: {_cpu() - start:.1f} s CPU", file=sys.stderr)
+    if "balance" in parts:
+        table("The attention-DP balance (flags without -> with it; fixed lengths)",
+              balance_rows(), client=False, balance=True)
     if "client" in parts:
         start = _cpu()
         table("InferenceX's client workload (CLIENT_WORKLOAD)", client_subset(), client=True)

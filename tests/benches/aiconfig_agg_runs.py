@@ -100,7 +100,9 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.run import SimSetup, setup
 from kvplan.analysis.simulate.sglang_scheduler import SglangOptionsSim
+from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
 from kvplan.engines.base import Engine
+from kvplan.engines.trtllm.dp_balance import AdpBalance
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
 from tests.benches import (
@@ -391,6 +393,11 @@ def _setup(model: str, precision: str, system: str, backend: str, version: str, 
     if backend == "sglang" and opts.get("prefix_caching") is False:
         opts.pop("prefix_caching")
         opts["disable_radix_cache"] = True
+    balance = opts.pop("adp_balance", False)
+    waits = {k: opts.pop(f"adp_{k}") for k in ("timeout_iters", "batching_wait_iters")
+             if f"adp_{k}" in opts}
+    trtllm = (TrtllmOptionsSim(adp_balance=AdpBalance(**waits))  # type: ignore[arg-type]
+              if balance and dp > 1 else None)
     spec = _spec(config)
     rank = (aiconfig_agg_dp.rank_layout(backend, tp, dp, 1, ep) if dp > 1 else None)
     inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype, engine=Engine(backend),
@@ -403,7 +410,7 @@ def _setup(model: str, precision: str, system: str, backend: str, version: str, 
     sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1, frontend=frontend,
                    max_num_seqs=opts.get("max_num_seqs"),  # type: ignore[arg-type]
                    sglang=SglangOptionsSim(ignore_eos=ignore_eos, **sglang)  # type: ignore[arg-type]
-                   if ignore_eos or sglang else None)
+                   if ignore_eos or sglang else None, trtllm=trtllm)
     return sim
 
 

@@ -29,14 +29,19 @@ Read by kvplan and passed (PASSED), by engine, as the tables' lines show them:
 - TensorRT-LLM: --max_num_tokens, --max_batch_size, --max_seq_len, kv_cache_config.dtype /
   free_gpu_memory_fraction / enable_block_reuse, cuda_graph_config.max_batch_size /
   enable_padding (read by `estimate`'s reserve, kvplan.engines.trtllm.budget; `simulate
-  --engine trtllm` steps are not padded to a graph, engine_setups._trtllm_setup).
+  --engine trtllm` steps are not padded to a graph, engine_setups._trtllm_setup),
+  attention_dp_config enable_balance / timeout_iters / batching_wait_iters (TrtllmOptionsSim
+  adp_balance: the attention-DP rows; added after the first evaluation, which missed it).
 - The layout (--tensor-parallel-size, --ep-size, --expert-parallel-size, --data-parallel-size,
   --tp_size, --ep_size, enable_attention_dp): the row's (SET_BY_BENCH).
 Not read by kvplan (no input; the table's empty `kvplan`): attention / MoE / GEMM backends and
 their env switches (--attention-backend, --moe-runner-backend, moe_config.backend,
 SGL_ENABLE_JIT_DEEPGEMM, VLLM_USE_FLASHINFER_MOE_*, ...), all-reduce fusions, SGLang
 --cuda-graph-max-bs and vLLM --max-cudagraph-capture-size (kvplan sizes its graphs by the
-engine's default rule: no option), torch_compile_config, --compilation-config,
+engine's default rule: no option), TensorRT-LLM batch_wait_timeout_iters /
+batch_wait_max_tokens_ratio (dsr1_fp8_b200_trt.sh's DELAY_BATCHING at 1,024 / 1,024 from C 64:
+kvplan's scheduler holds no context back, trtllm_scheduler.py's docstring; a gap, listed),
+torch_compile_config, --compilation-config,
 --stream-interval, --quantization (the checkpoint's), parsers, logging, ports.
 
 How a value is resolved for a row (`variables`, `_eval`, `_holds`; frozen at aggflags67 BEFORE
@@ -102,6 +107,11 @@ READS: dict[tuple[str, str], str] = {
     ("yaml", "cuda_graph_config.max_batch_size"): "cuda_graph_max_batch_size",
     ("yaml", "cuda_graph_config.enable_padding"): "cuda_graph_padding",
     ("yaml", "enable_chunked_prefill"): "enable_chunked_prefill",
+    # TrtllmOptionsSim.adp_balance (kvplan.engines.trtllm.dp_balance.AdpBalance), with
+    # attention DP only (aggflags67, after its first evaluation: missed there).
+    ("yaml", "attention_dp_config.enable_balance"): "adp_balance",
+    ("yaml", "attention_dp_config.timeout_iters"): "adp_timeout_iters",
+    ("yaml", "attention_dp_config.batching_wait_iters"): "adp_batching_wait_iters",
     ("yaml", "disable_overlap_scheduler"): "async_scheduling",
     **{("flag", f): LAYOUT for f in (
         "--tensor-parallel-size", "--tp", "--tp-size", "-tp", "--tp_size", "--ep_size",
@@ -191,8 +201,11 @@ def _env(row: dict[str, str]) -> dict[str, str | None]:
 
     tp, dp, _, ep = agg.layout(row)
     isl, osl = int(row["isl"]), int(row["osl"])
+    # Under attention DP the config's tp is the engine's TP (the DP ranks' GPUs: --tp_size 8
+    # with enable_attention_dp for a row written TP 1 x DP 8, aiconfig_agg_dp_script).
     return {"CONC": str(stated_concurrency(row) or 0), "ISL": str(isl), "OSL": str(osl),
-            "TP": str(tp), "EP_SIZE": str(max(ep, 1)), "MAX_MODEL_LEN": str(isl + osl + 200),
+            "TP": str(tp * dp if dp > 1 else tp), "EP_SIZE": str(max(ep, 1)),
+            "MAX_MODEL_LEN": str(isl + osl + 200),
             "DP_ATTENTION": "true" if dp > 1 else "false", "EVAL_ONLY": "false"}
 
 
@@ -351,7 +364,7 @@ def _value(option: str, kind: str, name: str, text: str) -> Any:
         return text
     if option == "mxfp4_backend":
         return "marlin" if text == "1" else None
-    if option in ("cuda_graph_padding", "enable_chunked_prefill"):
+    if option in ("cuda_graph_padding", "enable_chunked_prefill", "adp_balance"):
         return on
     return int(text)
 
@@ -363,8 +376,12 @@ PASSED = frozenset({"kv_dtype", "mem_fraction", "max_num_seqs", "max_num_batched
                     "block_size", "prefix_caching", "chunked_prefill_size",
                     "max_prefill_tokens", "scheduler_recv_interval", "mxfp4_backend",
                     "context", "ssm_dtype", "cuda_graph_max_batch_size",
-                    "cuda_graph_padding"})
+                    "cuda_graph_padding", "adp_balance", "adp_timeout_iters",
+                    "adp_batching_wait_iters"})
 SET_BY_BENCH = frozenset({LAYOUT})
+# The attention-DP balance (adp_*), added after aggflags67's first evaluation; False: that
+# evaluation's rule (tests.benches.aggflags67_eval's `balance` part replays both).
+ADP_BALANCE = True
 
 
 def script_options(row: dict[str, str]) -> dict[str, Any]:
@@ -373,7 +390,7 @@ def script_options(row: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for t in flags_of(row):
         option = t["kvplan"]
-        if option not in PASSED:
+        if option not in PASSED or option.startswith("adp_") and not ADP_BALANCE:
             continue
         known = variables(row, t)
         if t["when"] and not _holds(t["when"], known):
