@@ -448,4 +448,8 @@ FINDING = (
     "-> 0.98, refusals 2 -> 0; SGLang (6) TTFT ratio 0.39 -> 0.68, both inside 1 -> 3 (the "
     "recv interval, memory fraction and budgets together, not ablated); vLLM (9) 0.61 -> 0.62 "
     "(held out, 12: both inside 2 -> 4, ratio 0.47 -> 0.60; shaped, 3: unchanged). It "
-    "follows the scripts, so it is the page's default where a figure gets worse.")
+    "follows the scripts, so it is the page's default where a figure gets worse. Added "
+    "after that run (83efd501, frozen before its rows ran): TensorRT-LLM's "
+    "attention_dp_config (enable_balance, timeout_iters 60, batching_wait_iters 0), which "
+    "the first rule missed; on every row it reaches (9; 6 replayed, all shaped by trtdp56's "
+    "balance rule) no figure moves at the fixed lengths.")
