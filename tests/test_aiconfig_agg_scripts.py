@@ -121,3 +121,40 @@ def test_trtllm_attention_dp_balance_from_the_script() -> None:
     assert sim.trtllm is not None and sim.trtllm.adp_balance is not None
     assert (sim.trtllm.adp_balance.timeout_iters, sim.trtllm.adp_balance.batching_wait_iters) \
         == (60, 0)
+
+
+def test_table_kvplan_column_is_reads() -> None:
+    # The committed table's `kvplan` column is READS' (regenerate the CSV when READS changes).
+    assert all(t["kvplan"] == scripts.kvplan_reads(t["kind"], t["name"])
+               for t in scripts.table())
+    pairs = {(t["script"], t["commit"]) for t in scripts.table()}
+    assert {pc for r in scripts.replayable_inferencex() for pc in scripts.scripts_of(r)} == pairs
+    assert len(pairs) == 51
+
+
+def test_row_setup_hands_vllm_the_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    # minimaxm2.5_fp8_b200.sh at bddbf4031:46-52: --gpu-memory-utilization 0.90, --max-model-len
+    # $MAX_MODEL_LEN (ISL + OSL + 200), --block-size=32, --kv-cache-dtype fp8,
+    # --max-num-batched-tokens $((ISL * 2)), --no-enable-prefix-caching.
+    row = _with_script("benchmarks/single_node/minimaxm2.5_fp8_b200.sh", "bddbf4031")
+    isl, osl = int(row["isl"]), int(row["osl"])
+    seen: dict[str, object] = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake(spec: object, **kw: object) -> None:
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(agg, "estimate_inputs", fake)
+    agg._setup.cache_clear()
+    try:
+        with pytest.raises(Stop):
+            agg.row_setup(row, agg.release(row) or "")
+    finally:
+        agg._setup.cache_clear()
+    assert {k: seen[k] for k in ("mem_fraction", "context", "block_size", "kv_dtype",
+                                 "max_num_batched_tokens", "prefix_caching")} == {
+        "mem_fraction": 0.9, "context": isl + osl + 200, "block_size": 32, "kv_dtype": "fp8",
+        "max_num_batched_tokens": 2 * isl, "prefix_caching": False}

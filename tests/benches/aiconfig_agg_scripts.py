@@ -145,13 +145,14 @@ def measured_at(row: dict[str, str]) -> str:
     return (when[:10] + "T23:59:59" if when.endswith("T00:00:00") else when) + "Z"
 
 
-def replayable_inferencex() -> list[dict[str, str]]:
+@cache
+def replayable_inferencex() -> tuple[dict[str, str], ...]:
     """The InferenceX rows the aggregated bench replays (why_not empty), in file order."""
     from tests.benches import aiconfig_agg_runs as agg
     from tests.benches import aiconfig_harness as h
 
-    return [r for r in agg.rows()
-            if not agg.why_not(r) and h.provenance(r) == h.INFERENCEX_ROWS]
+    return tuple(r for r in agg.rows()
+                 if not agg.why_not(r) and h.provenance(r) == h.INFERENCEX_ROWS)
 
 
 def row_scripts(repo: str, script_at: Callable[[str, str, str], tuple[tuple[str, str], ...]]
@@ -184,10 +185,14 @@ def scripts_of(row: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return _scripts_of().get(row["id"], ())
 
 
+@cache
+def _lines_of(script: str, commit: str) -> tuple[dict[str, str], ...]:
+    return tuple(t for t in table() if (t["script"], t["commit"]) == (script, commit))
+
+
 def flags_of(row: dict[str, str]) -> list[dict[str, str]]:
     """The table's lines of the row's script(s)."""
-    pcs = set(scripts_of(row))
-    return [t for t in table() if (t["script"], t["commit"]) in pcs]
+    return [t for pc in scripts_of(row) for t in _lines_of(*pc)]
 
 
 def _env(row: dict[str, str]) -> dict[str, str | None]:
@@ -315,15 +320,21 @@ def _eval(value: str, known: dict[str, str | None]) -> str | None:
     return None
 
 
+@cache
+def _assignments(script: str, commit: str) -> tuple[dict[str, str], ...]:
+    """The table's variable assignments of one script at one commit, by line."""
+    return tuple(sorted((t for t in table() if t["kind"] == "var" and t["script"] == script
+                         and t["commit"] == commit), key=lambda t: int(t["line"])))
+
+
 def variables(row: dict[str, str], where: dict[str, str]) -> dict[str, str | None]:
     """The script's variables at the line of `where` (a table line) for the row: the
     workflow's (`_env`), then each assignment above it in order, where its branch `_holds`;
     a variable assigned in a branch that cannot be read becomes unknown (None)."""
     known = dict(_env(row))
-    lines = sorted((t for t in table() if t["kind"] == "var" and t["script"] == where["script"]
-                    and t["commit"] == where["commit"] and int(t["line"]) < int(where["line"])),
-                   key=lambda t: int(t["line"]))
-    for t in lines:
+    for t in _assignments(where["script"], where["commit"]):
+        if int(t["line"]) >= int(where["line"]):
+            break
         holds = _holds(t["when"], known) if t["when"] else True
         if holds is None:
             known[t["name"]] = None
