@@ -158,3 +158,18 @@ def test_row_setup_hands_vllm_the_script(monkeypatch: pytest.MonkeyPatch) -> Non
                                  "max_num_batched_tokens", "prefix_caching")} == {
         "mem_fraction": 0.9, "context": isl + osl + 200, "block_size": 32, "kv_dtype": "fp8",
         "max_num_batched_tokens": 2 * isl, "prefix_caching": False}
+
+
+def test_flags_carried_by_variables_are_layout_or_unread() -> None:
+    # A launch line's bare $EP / $PARALLEL_ARGS / $EXTRA_ARGS is not a flag line of the table:
+    # the flags such a variable holds are the layout (the row's), an all-reduce fusion (not
+    # read) or the eval-only context (EVAL_ONLY false on these runs).
+    import re
+
+    for t in scripts.table():
+        if t["kind"] != "var" or "EVAL" in t["name"]:
+            continue
+        for flag in re.findall(r"(?<![\w-])--[A-Za-z][\w.-]*", t["value"]):
+            if t["name"] == "PYTHONNOUSERSITE":  # `PYTHONNOUSERSITE=1 mpirun ...`: a launch
+                continue
+            assert scripts.kvplan_reads("flag", flag) in ("", scripts.LAYOUT), (t, flag)

@@ -34,6 +34,8 @@ Read by kvplan and passed (PASSED), by engine, as the tables' lines show them:
   adp_balance: the attention-DP rows; added after the first evaluation, which missed it).
 - The layout (--tensor-parallel-size, --ep-size, --expert-parallel-size, --data-parallel-size,
   --tp_size, --ep_size, enable_attention_dp): the row's (SET_BY_BENCH).
+Flags a launch line takes from a variable ($EP, $PARALLEL_ARGS, $EXTRA_ARGS) are the layout or
+an all-reduce fusion (the test checks; $EVAL_CONTEXT_ARGS only with EVAL_ONLY).
 Not read by kvplan (no input; the table's empty `kvplan`): attention / MoE / GEMM backends and
 their env switches (--attention-backend, --moe-runner-backend, moe_config.backend,
 SGL_ENABLE_JIT_DEEPGEMM, VLLM_USE_FLASHINFER_MOE_*, ...), all-reduce fusions, SGLang
