@@ -208,7 +208,8 @@ def print_section() -> None:
     print("| variant | replayed | TTFT inside | TPOT inside | both inside | median TTFT ratio | "
           "median TPOT ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    print(summary_line("frozen (engine defaults, bench workload)",
+    print(summary_line("frozen (the page's replay: since aggflags67 the script's flags, "
+                       "bench workload)",
                        [frozen[r["id"]].ratios for r in rows]))
     for w in WORKLOADS:
         for v in VARIANTS:

@@ -245,7 +245,9 @@ def print_section() -> None:
           "--cuda-graph-bs not simulated); TensorRT-LLM max_batch_size the batch, max_num_tokens "
           "batch + ISL + 500 rounded up to 32, free_gpu_memory_fraction 0.80, block reuse off, "
           "padded CUDA graphs; tests/benches/aiconfig_agg_flags.py). Whether the measured runs "
-          "used them is not recorded. Each cell: frozen -> with the generator's flags, over the "
+          "used them is not recorded. Each cell: frozen (the page's replay above: since "
+          "aggflags67 an InferenceX row's own script flags, not the engine defaults the "
+          "FINDING below was read against) -> with the generator's flags, over the "
           "rows both replayed (its CPU time is not printed: the page must not depend on the "
           "machine).\n")
     print("| rows | both replayed | both inside | TTFT inside | TPOT inside | median TTFT err | "
@@ -257,7 +259,7 @@ def print_section() -> None:
     moves = [(f, c) for f, c in pairs if f.replayed != c.replayed]
     print(f"\nkvplan refuses {sum(not c.replayed for c in cf.replays):,} of the "
           f"{len(cf.replays):,} rows with the generator's flags, "
-          f"{sum(not f.replayed for f, _ in pairs):,} at the defaults; "
+          f"{sum(not f.replayed for f, _ in pairs):,} in the page's replay; "
           f"{len(moves):,} change"
           + "".join(f"; {f.id.removeprefix(agg.PREFIX)}: {f.why_not or 'replayed'} -> "
                     f"{c.why_not or 'replayed'}" for f, c in moves[:4]) + ".")

@@ -18,7 +18,10 @@ MXFP4 MoE kernel an InferenceX row's script exports (tests.benches.aiconfig_agg_
 the Hopper gpt-oss vLLM 0.18.0 rows), a setting the source states. Read later (aggvllmttft55,
 tests.benches.aiconfig_harness): most rows are InferenceX's runs, the engine's own server at
 flags each InferenceX script states, not the generator's; the bench's assumptions stay frozen
-but that MXFP4 kernel (marlinrow66).
+but that MXFP4 kernel (marlinrow66) and, since aggflags67 (`SCRIPT_FLAGS`), every flag kvplan
+reads as the row's InferenceX launch script sets it (tests.benches.aiconfig_agg_scripts: its
+table of the scripts' flags at the rows' commits; a `wip=True` row's script is not known and
+keeps the defaults).
 aggwork64 wrote InferenceX's client workload as its code runs it (tests.benches.aiconfig_agg_client:
 10 x C requests, lengths uniform in [0.8, 1] x ISL / OSL, every request measured; SGLang's
 --ignore-eos), a harness fix, not a kvplan rule, behind `CLIENT_WORKLOAD`. It is OFF for this
@@ -60,6 +63,11 @@ Run: python -m tests.benches.aiconfig_agg_runs (the section of examples/simulate
 A counterfactual read after the evaluation (the engine flags aiconfigurator's generator writes,
 not the frozen defaults): tests.benches.aiconfig_agg_flags (aggflags54), printed after this
 section; `python -m tests.benches.aiconfig_agg_flags` prints both.
+Run time (aggflags67): the scripts' flags make the replay cheaper, not dearer: on
+aggflags67_eval's 96-row subset 45.9 s of CPU at the defaults -> 21.4 s with the flags (one
+process each on the loaded shared 2-core host: TensorRT-LLM's 8,192-token prompts, starved
+while decodes ran at the default max_num_tokens 8,192, fit the scripts' C + ISL + 64); its
+client-workload subset 14.1 -> 7.7 s (one process, the first arm warming the caches).
 Run time (trt10, stop 55): 57 s of CPU for the 319 TensorRT-LLM 1.0 / 1.1 rows it made
 replayable (one process on the shared 2-core host; the most a row 2.7 s, DeepSeek-R1 8,192 /
 1,024 at concurrency 32); the counterfactual (aiconfig_agg_flags) replays them again, 43 s more.
@@ -92,13 +100,16 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.run import SimSetup, setup
 from kvplan.analysis.simulate.sglang_scheduler import SglangOptionsSim
+from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
 from kvplan.engines.base import Engine
+from kvplan.engines.trtllm.dp_balance import AdpBalance
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
 from tests.benches import (
     aiconfig_agg_client,
     aiconfig_agg_dp,
     aiconfig_agg_env,
+    aiconfig_agg_scripts,
     aiconfig_agg_trtep,
     aiconfig_harness,
     aiconfig_nightly,
@@ -135,6 +146,9 @@ CLIENT_WORKLOAD = False
 # VLLM_MXFP4_USE_MARLIN=1 on the Hopper gpt-oss vLLM 0.18.0 rows), passed to the row's setup.
 # On for the page; False replays every flag at kvplan's default (the bench before marlinrow66).
 SCRIPT_ENV = True
+# aggflags67: the flags an InferenceX row's launch script passes that kvplan reads
+# (aiconfig_agg_scripts.script_options), passed with SCRIPT_ENV. False: the bench before it.
+SCRIPT_FLAGS = True
 # The generator's max_seq_len pad (rule_plugin/vllm.rule at 095f58a5), as --max-model-len.
 CONTEXT_PAD = 1500
 
@@ -361,12 +375,29 @@ def _spec(config: str) -> ModelSpec:
 @cache
 def _setup(model: str, precision: str, system: str, backend: str, version: str, tp: int,
            ep: int, context: int, dp: int = 1, frontend: bool = False,
-           ignore_eos: bool = False, mxfp4_backend: str | None = None) -> SimSetup:
+           ignore_eos: bool = False, mxfp4_backend: str | None = None,
+           script: tuple[tuple[str, object], ...] = ()) -> SimSetup:
     """`dp` > 1: that many attention-DP ranks of `tp` GPUs (tests.benches.aiconfig_agg_dp);
     `frontend`: with the API server's fitted CPU stage (`simulate --frontend`); `ignore_eos`:
     SGLang's requests sent with ignore_eos (aiconfig_agg_client.ignore_eos); `mxfp4_backend`:
-    the script's MXFP4 MoE kernel (--mxfp4-backend; aiconfig_agg_env), None: kvplan's default."""
+    the script's MXFP4 MoE kernel (--mxfp4-backend; aiconfig_agg_env), None: kvplan's default;
+    `script`: the options the row's InferenceX script sets (aiconfig_agg_scripts.script_options,
+    aggflags67), () none."""
     config, kv_dtype, _ = AGG_MODELS[(model, precision)]
+    opts = dict(script)
+    kv_dtype = opts.pop("kv_dtype", kv_dtype)
+    context = int(opts.pop("context", context))  # type: ignore[call-overload]
+    mxfp4_backend = opts.pop("mxfp4_backend", mxfp4_backend)
+    sglang = {k: opts.pop(k) for k in ("chunked_prefill_size", "max_prefill_tokens",
+                                       "scheduler_recv_interval") if k in opts}
+    if backend == "sglang" and opts.get("prefix_caching") is False:
+        opts.pop("prefix_caching")
+        opts["disable_radix_cache"] = True
+    balance = opts.pop("adp_balance", False)
+    waits = {k: opts.pop(f"adp_{k}") for k in ("timeout_iters", "batching_wait_iters")
+             if f"adp_{k}" in opts}
+    trtllm = (TrtllmOptionsSim(adp_balance=AdpBalance(**waits))  # type: ignore[arg-type]
+              if balance and dp > 1 else None)
     spec = _spec(config)
     rank = (aiconfig_agg_dp.rank_layout(backend, tp, dp, 1, ep) if dp > 1 else None)
     inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype, engine=Engine(backend),
@@ -374,9 +405,12 @@ def _setup(model: str, precision: str, system: str, backend: str, version: str, 
                              engine_version=version,
                              **({"ep": ep} if rank is None else {"ep": rank.ep,
                                                                 "dp_attention": rank.dp_attention}),
-                             **({} if mxfp4_backend is None else {"mxfp4_backend": mxfp4_backend}))
+                             **({} if mxfp4_backend is None else {"mxfp4_backend": mxfp4_backend}),
+                             **opts)
     sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1, frontend=frontend,
-                   sglang=SglangOptionsSim(ignore_eos=True) if ignore_eos else None)
+                   max_num_seqs=opts.get("max_num_seqs"),  # type: ignore[arg-type]
+                   sglang=SglangOptionsSim(ignore_eos=ignore_eos, **sglang)  # type: ignore[arg-type]
+                   if ignore_eos or sglang else None, trtllm=trtllm)
     return sim
 
 
@@ -388,7 +422,9 @@ def row_setup(row: dict[str, str], version: str, *, frontend: bool = False) -> S
     return _setup(row["model_path"], row["precision"], row["system"], row["backend"], version,
                   tp, ep, int(row["isl"]) + int(row["osl"]) + CONTEXT_PAD, dp, frontend,
                   aiconfig_agg_client.ignore_eos(row),
-                  aiconfig_agg_env.mxfp4_backend(row) if SCRIPT_ENV else None)
+                  aiconfig_agg_env.mxfp4_backend(row) if SCRIPT_ENV else None,
+                  tuple(sorted(aiconfig_agg_scripts.script_options(row).items()))
+                  if SCRIPT_ENV and SCRIPT_FLAGS else ())
 
 
 def replay(row: dict[str, str]) -> Replay:
@@ -579,11 +615,14 @@ def print_section() -> None:
           "(its lengths are uniform in [0.8, 1] x ISL / OSL, 10 x C requests, every one measured: "
           "tests/benches/aiconfig_agg_client.py, off here for CI's time; the fixed lengths keep "
           "the users in lockstep and flatter kvplan's TTFT: " + client_rows.headline()
-          + "; the subsection after this table), every engine "
-          "flag at its default but the MXFP4 MoE kernel InferenceX's Hopper gpt-oss scripts "
-          "export (VLLM_MXFP4_USE_MARLIN=1: Marlin, since marlinrow66; "
-          "tests/benches/aiconfig_agg_env.py), --max-model-len ISL + OSL + 1,500 "
-          "(aiconfigurator's generator). "
+          + "; the subsection after this table), an InferenceX row with every flag kvplan "
+          "reads as the row's launch script sets it (since aggflags67: KV dtype, memory "
+          "fraction, max running requests, token budgets, block size, prefix caching, max "
+          "model length, SGLang's --scheduler-recv-interval, TensorRT-LLM's CUDA-graph batch "
+          "and padding, the MXFP4 MoE kernel the Hopper gpt-oss scripts export; "
+          "tests/benches/aiconfig_agg_scripts.py, aiconfig_agg_env.py), every other row and "
+          "flag at the engine's default, --max-model-len ISL + OSL + 1,500 where no script "
+          "sets one (aiconfigurator's generator). "
           f"Replayed: {len(done):,}. Inside means "
           f"predicted / measured within [{BAND[0]}, {BAND[1]}]; the medians are of |predicted / "
           "measured - 1| over the replayed rows.\n")
@@ -668,6 +707,7 @@ def print_harness(part: list[Replay]) -> None:
     print(f"\n{h.FINDING}")
     print(f"\n{aiconfig_agg_client.FINDING}")
     print(f"\n{GPTOSS_HOPPER_FINDING}\n\n{aiconfig_agg_env.FINDING}")
+    print(f"\n{aiconfig_agg_scripts.FINDING}")
 
 
 def _representative() -> SimSetup:
