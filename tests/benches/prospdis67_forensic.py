@@ -257,13 +257,14 @@ def frozen_replay() -> list[Point]:
     """Section 4c's replay as the first evaluation and this forensic ran it (dynnocon67 since
     replays the decode workers without a connector behind a genai-perf client): the decode
     workers pulling the KV, the simulation's default measurement (disagg_rows.predict's
-    `no_connector` and `client` off)."""
+    `no_connector` and `client` off), every role at kvplan's defaults (`engine_flags` off:
+    dynpool67 since sizes each role at its YAML's flags)."""
     out = []
     for run in load()["runs"]:
         row = {**run["row"], "silicon_data_source": ""}
         for p in run["points"]:
             ttft, tpot, _ = disagg_rows.predict(row, p["concurrency"], client=False,
-                                                no_connector=False)
+                                                no_connector=False, engine_flags=False)
             out.append(Point(run=run["id"], concurrency=p["concurrency"],
                              measured_ttft_ms=p["measured_ttft_ms"],
                              measured_tpot_ms=p["measured_tpot_ms"],
