@@ -3,6 +3,9 @@ each role's pool and steps in the replay (tests.benches.disagg_rows)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.benches import deploy_flags, disagg_rows
@@ -83,3 +86,27 @@ def test_without_flags_the_replay_sizes_every_role_at_kvplans_defaults() -> None
     st = disagg_rows._setup(disagg_rows._setup_key(row))
     assert (st.prefill.mem_fraction, st.decode.mem_fraction) == (0.92, 0.92)
     assert st.prefill.capacity.block_size == st.decode.capacity.block_size == 16
+
+
+def test_the_block_128_fp8_page_against_vllms_own_sizing(tmp_path: Path) -> None:
+    # The YAMLs' --block-size 128 --kv-cache-dtype fp8 --no-enable-prefix-caching on
+    # Llama-3.1-70B's KV layout (8 KV heads x 128 head dim), shrunk to 4 layers: vLLM itself
+    # (/work/shared/tools/vllm-oracle, vLLM 0.32.0's CPU build, dummy weights, a 1 GiB KV
+    # budget, run once by dynpool67) logged "CPU KV cache size: 131,072 tokens". By hand:
+    # 8 x 128 x 2 (K, V) x 1 B = 2,048 B a token a layer, x 4 layers = 8,192 B; a 128-token
+    # block 1 MiB; 1 GiB / 1 MiB = 1,024 blocks = 131,072 tokens. (The oracle is the CPU
+    # build of a later release: it checks the page, not the GPU budget of 0.20.1.)
+    from kvplan import load_spec
+    from kvplan._util.units import GiB
+    from kvplan.capacity.plan import plan_capacity
+    from kvplan.engines.base import PlanInputs
+
+    config = json.loads((Path(__file__).parent / "data" / "configs" / "llama-3.1-70b.json")
+                        .read_text())
+    config.update(num_hidden_layers=4, hidden_size=2048, num_attention_heads=16,
+                  num_key_value_heads=8, head_dim=128, intermediate_size=1024, vocab_size=1024)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    cap = plan_capacity(load_spec(str(tmp_path / "config.json")), PlanInputs(
+        context=8192, kv_budget_bytes=GiB, kv_dtype="fp8", block_size=128, prefix_caching=False))
+    assert (cap.per_gpu_bytes_per_token, cap.num_blocks, cap.token_capacity) == (
+        8_192, 1_024, 131_072)
