@@ -810,7 +810,8 @@ def main() -> None:
         "",
         *prospdis65_section(*prospdis65_replay()),
         "",
-        "### 4c. Prospective: Dynamo vLLM P/D runs on B200 (prospdis66, frozen, held out)",
+        "### 4c. Prospective: Dynamo vLLM P/D runs on B200 (prospdis66, frozen; shaped since "
+        "dynnocon67)",
         "",
         "NVIDIA Dynamo with vLLM 0.20.1 (vllm-runtime:1.2.1) and NixlConnector on GKE B200 "
         "nodes, genai-perf at concurrency 16 / 32: Llama-3.1-70B FP8 (one and two nodes) and "
@@ -818,7 +819,10 @@ def main() -> None:
         "public_disagg_runs66.json: what each states, how it is read, what was assumed; the "
         "search and its near misses: prospdis66_search.json), frozen before kvplan ran on them "
         "and replayed by the same code as section 4 (tests/benches/prospdis66_runs.py), with "
-        "the simulation's default measurement (kvplan has no genai-perf client).",
+        "the decode workers without a KV connector and genai-perf's warm-up and measured "
+        "requests as one closed loop (dynnocon67), each role at its YAML's launch flags "
+        "(dynpool67: memory fraction, block size, token budget); every point shaped by both "
+        "(the runner's docstring gives before -> after).",
         "",
         *prospdis66_section(*prospdis66_replay()),
     ]

@@ -57,7 +57,7 @@ from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import KvLink, get_kv_link
 from kvplan.sources.resolve import load_model
-from tests.benches import disagg_client, srt_slurm_recipes, srt_slurm_sglang
+from tests.benches import deploy_flags, disagg_client, srt_slurm_recipes, srt_slurm_sglang
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -322,13 +322,18 @@ def _request(row: dict[str, str], conc: int | None, role: str = "decode", *,
     gpu = get_gpu(GPUS[row["system"]])
     if not fp4:
         gpu = replace(gpu, peak_fp4_flops_per_s=None)
+    # dynpool67: the role's own launch flags where the row states them (tests.benches.
+    # deploy_flags: memory fraction, block size, token budget, ...), else the engine's defaults.
+    flags = deploy_flags.role_flags(row, role)
+    fraction = flags.pop("mem_fraction", None)
     return DisaggRequest(
         prefill=layout(row, "prefill"), decode=layout(row, "decode"),
         input_len=int(row["isl"]), output_len=int(row["osl"]),
         gpu=gpu, link=kv_link(row),
         engine=Engine(row["backend"]), engine_version=trtllm_release(row),
-        kv_dtype=kv_dtype, concurrency=conc, extra={
-            **({"enforce_eager": True} if eager else {}), **_trtllm_tokens(row, role)})
+        kv_dtype=kv_dtype, concurrency=conc, mem_fraction=fraction, extra={
+            **({"enforce_eager": True} if eager else {}), **_trtllm_tokens(row, role),
+            **flags})
 
 
 def kv_link(row: dict[str, str]) -> KvLink:
@@ -362,7 +367,8 @@ _TRTLLM_FIELDS = ("prefill_batch_size", "decode_batch_size")
 def _setup_key(row: dict[str, str]) -> tuple[tuple[str, str], ...]:
     m = re.search(r"config_id=(\d+)", row["silicon_data_source"])
     key = (*((f, row[f]) for f in _SETUP_FIELDS), ("config_id", m.group(1) if m else ""),
-           *((("kv_link", row["kv_link"]),) if row.get("kv_link") else ()))
+           *((("kv_link", row["kv_link"]),) if row.get("kv_link") else ()),
+           *((f, row[f]) for f in deploy_flags.FIELDS if row.get(f)))
     if row["backend"] != "trtllm":
         return key
     return (*key, *((f, row[f]) for f in _TRTLLM_FIELDS),
@@ -485,7 +491,11 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
     rec = recipe(row)
     seats, decode_seats = _trtllm_seats(row)
-    budget = rec.prefill_max_num_batched_tokens if rec is not None else None
+    p_flags, d_flags = (deploy_flags.role_flags(row, r) for r in ("prefill", "decode"))
+    budget = (rec.prefill_max_num_batched_tokens if rec is not None
+              else p_flags.get("max_num_batched_tokens"))
+    seats = p_flags.get("max_num_seqs", seats)
+    decode_seats = d_flags.get("max_num_seqs", decode_seats)
     if trt is not None:
         seats, budget = trt.prefill.max_batch_size, trt.prefill.max_num_tokens
     batching = prefill_batching(spec, p_req, prefill, decode, token_budget=budget,
@@ -621,7 +631,7 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
             recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
             deepep: bool = True, client: bool = True,
             lengths: bool = True, routing: bool = False, recv_interval: bool = True,
-            recipe_kv: bool = True, no_connector: bool = True
+            recipe_kv: bool = True, no_connector: bool = True, engine_flags: bool = True
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
@@ -655,7 +665,12 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     (`_trt_recipe_kv`, before RECIPE_KV_COMMIT); the bench's counterfactual only.
     `no_connector` False: a row whose decode workers run without a KV connector
     (`decode_kv_connector` "none": `local_flow`) replayed as if they pulled the KV, as before
-    dynnocon67; the bench's counterfactual only."""
+    dynnocon67; the bench's counterfactual only. `engine_flags` False: a row's own per-role
+    launch flags (tests.benches.deploy_flags: memory fraction, block size, token budget, ...)
+    dropped, every role at kvplan's defaults, as before dynpool67; the bench's counterfactual
+    only."""
+    if not engine_flags:
+        row = deploy_flags.without_flags(row)
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
@@ -821,7 +836,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            recipe_context: bool = True, deepep: bool = True, client: bool = True,
            lengths: bool = True,
            routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True,
-           no_connector: bool = True) -> Replay:
+           no_connector: bool = True, engine_flags: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -842,7 +857,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       recipe_context=recipe_context, deepep=deepep,
                                       client=client, lengths=lengths, routing=routing,
                                       recv_interval=recv_interval, recipe_kv=recipe_kv,
-                                      no_connector=no_connector)
+                                      no_connector=no_connector, engine_flags=engine_flags)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -902,7 +917,8 @@ def prospective_replays() -> list[Replay]:
 # no prospective row states one, so it moves none of them).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
             "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep", "client",
-            "routing", "lengths", "recv_interval", "recipe_kv", "no_connector")
+            "routing", "lengths", "recv_interval", "recipe_kv", "no_connector",
+            "engine_flags")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

@@ -1713,6 +1713,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "0 of 15 both): TTFT inside 0 -> 3 of 15, both 0 -> 2, median TTFT ratio "
                 "0.09 -> 0.35, TPOT 0.80 -> 1.25",
            rows=_PROSPDIS66_POINTS),
+    Shaped(commit="cd63c330",
+           rule="each role of a disaggregated row at its deployment's own launch flags "
+                "(tests/benches/deploy_flags.py: --gpu-memory-utilization, --block-size, "
+                "--max-num-batched-tokens, --no-enable-prefix-caching per role, read from the "
+                "publisher's YAMLs into public_disagg_runs66.json): written after section 4c's "
+                "first evaluation, prospdis67's forensic and dynnocon67's replay of these "
+                "points: both inside 2 -> 2 of 15, TTFT 3 -> 4, TPOT 9 -> 8, median TTFT "
+                "ratio 0.35 -> 0.52, TPOT 1.25 -> 1.27",
+           rows=_PROSPDIS66_POINTS),
 )
 
 

@@ -65,6 +65,23 @@ at the replay's defaults, not the YAMLs' 0.95 / block 128); doc 11 far over (2.4
 (1.31-1.59: every local prefill joins the decode steps). The genai-perf client alone moves no
 TTFT ratio into the band.
 
+Replayed at the deployment's own flags since dynpool67 (cd63c330; every point SHAPED_BY it:
+written after the evaluations above): each run's row states each role's --gpu-memory-
+utilization, --block-size, --max-num-batched-tokens and --no-enable-prefix-caching from its YAML
+(tests/benches/deploy_flags.py; the data file's `engine_flags` records what each YAML states
+and what the replay does not take: --max-model-len 32768, the environment), in place of kvplan's
+defaults (0.92, block 16 or 32, 8,192): prefill 0.95 / block 128 / 8,192-32,768 tokens, decode
+0.90 (Llama) or 0.95 (DeepSeek-R1) / block 128. The prefill pools are then the forensic's
+(4,942 blocks a Llama TP 1 rank at 16,384, 5,018 at 8,192; 9,619 a DeepSeek-R1 TP 8 worker).
+dynnocon67 -> dynpool67: both inside 2 -> 2 of 15, TTFT 3 -> 4, TPOT 9 -> 8; median ratio TTFT
+0.35 -> 0.52, TPOT 1.25 -> 1.27. Llama 8,000 inside on TTFT (1.26 -> 1.24, 1.46 -> 1.09; TPOT
+1.36 -> 1.39, 1.31 -> 1.39: the C 32 TPOT leaves the band); DeepSeek-R1 16,000 still inside
+(0.75, 0.87 -> 0.75, 0.77); doc 11 still far over (2.49 -> 2.44, 3.57 -> 3.35); the 3,000-token
+points nearer but under (doc 13 C 32 0.28 -> 0.60, doc 15 0.23 / 0.22 -> 0.39 / 0.40: the
+prefill budget of 16,384 / 32,768 batches prompts into longer steps); doc 09 unchanged and doc 13
+C 16 within 1 % (0.30: their pools never fill from empty, 630 prompts of 24 blocks against
+4 x 205); DeepSeek-R1 8,000 C 32 0.35 -> 0.23. The counterfactual: predict(engine_flags=False).
+
 Run: python -m tests.benches.prospdis66_runs
 """
 

@@ -99,18 +99,14 @@ HOLD_S = 480.0  # vLLM 0.20.1 envs.py:1463-1465, VLLM_NIXL_ABORT_REQUEST_TIMEOUT
 BLOCK = 128  # every YAML of the set: --block-size 128
 
 # Per run id: (prefill --gpu-memory-utilization, prefill --max-num-batched-tokens), read from
-# the YAML each run's `stated` names (public_disagg_runs66.json): doc 09's and doc 11's
-# prefill workers 0.95 / 8,192, doc 13's 0.95 / 16,384, docs 14's and 15's 0.95 / 32,768.
+# the YAML each run's `stated` names: doc 09's and doc 11's prefill workers 0.95 / 8,192, doc
+# 13's 0.95 / 16,384, docs 14's and 15's 0.95 / 32,768. Since dynpool67 the data file's rows
+# state them (prefill_gpu_memory_utilization, prefill_max_num_batched_tokens; its
+# `engine_flags` record), read from there.
 PREFILL_FLAGS: dict[str, tuple[float, int]] = {
-    "dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4-3000x150-doc09": (0.95, 8192),
-    "dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4-3000x150-doc13": (0.95, 16384),
-    "dynamo-b200-llama70b-fp8-p4xtp1-d1xtp4-8000x150-doc13": (0.95, 16384),
-    "dynamo-b200-llama70b-fp8-p3xtp1-d1xtp1-3000x150-doc11": (0.95, 8192),
-    "dynamo-2xb200-llama70b-fp8-p3xtp4-d1xtp4-26000x984-doc14": (0.95, 32768),
-    "dynamo-2xb200-dsr1-fp8-p1xtp8ep8-d1xtp8ep8-3000x999-doc15": (0.95, 32768),
-    "dynamo-2xb200-dsr1-fp8-p1xtp8ep8-d1xtp8ep8-8000x999-doc15": (0.95, 32768),
-    "dynamo-2xb200-dsr1-fp8-p1xtp8ep8-d1xtp8ep8-16000x999-doc15": (0.95, 32768),
-}
+    run["id"]: (float(run["row"]["prefill_gpu_memory_utilization"]),
+                int(run["row"]["prefill_max_num_batched_tokens"]))
+    for run in load()["runs"]}
 
 # Request throughput (req/s) and mean request latency (s) where the doc's table states them:
 # 13_master.md section 4 (the 4P:1D tables), 14_...llama70b.md section 4, 15_...deepseekr1.md
@@ -257,13 +253,14 @@ def frozen_replay() -> list[Point]:
     """Section 4c's replay as the first evaluation and this forensic ran it (dynnocon67 since
     replays the decode workers without a connector behind a genai-perf client): the decode
     workers pulling the KV, the simulation's default measurement (disagg_rows.predict's
-    `no_connector` and `client` off)."""
+    `no_connector` and `client` off), every role at kvplan's defaults (`engine_flags` off:
+    dynpool67 since sizes each role at its YAML's flags)."""
     out = []
     for run in load()["runs"]:
         row = {**run["row"], "silicon_data_source": ""}
         for p in run["points"]:
             ttft, tpot, _ = disagg_rows.predict(row, p["concurrency"], client=False,
-                                                no_connector=False)
+                                                no_connector=False, engine_flags=False)
             out.append(Point(run=run["id"], concurrency=p["concurrency"],
                              measured_ttft_ms=p["measured_ttft_ms"],
                              measured_tpot_ms=p["measured_tpot_ms"],
