@@ -16,7 +16,7 @@ from typing import Any
 from kvplan._util.errors import InputError
 from kvplan.analysis.disagg_ratio import PrefillBatching, RatioPlan, RatioTarget, plan_ratio
 from kvplan.analysis.launch import command_text, launch_for
-from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict, prefill_step_ms
+from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict, prefill_stepper
 from kvplan.analysis.plan_types import Candidate, Layout, PlanRequest
 from kvplan.analysis.simulate.engine_core import RoleHost
 from kvplan.analysis.simulate.engine_core import role_host as engine_core_role_host
@@ -223,15 +223,27 @@ def role_times(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: i
     model the layout (pipeline stages). Each is one engine step's (the prompt's, one request; a
     decode step's, `batch` requests a rank's engine core schedules, over its tokens per
     request): its GPU time with the engine core's host work (`role_host`)."""
-    lay = cand.layout
+    return role_prefill_ms(spec, req, cand), role_tpot_ms(spec, req, cand, batch=batch)
+
+
+def role_prefill_ms(spec: ModelSpec, req: DisaggRequest, cand: Candidate) -> float | None:
+    """`role_times`' first: the prefill ms of one I-token prompt (its own function so that a
+    caller after the TPOT alone does not time the prompt it drops; simspeed67)."""
     host = role_host(req)
-    prefill = predict(spec, _role_request(req, lay.replicas), replace(cand, context=req.input_len))
-    decode = predict(spec, _role_request(req, batch * lay.replicas),
+    prefill = predict(spec, _role_request(req, cand.layout.replicas),
+                      replace(cand, context=req.input_len))
+    return host.step_s(prefill.ttft_ms / 1e3, 1) * 1e3 if prefill is not None else None
+
+
+def role_tpot_ms(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: int
+                 ) -> float | None:
+    """`role_times`' second: the TPOT ms at `batch` requests per attention rank."""
+    host = role_host(req)
+    decode = predict(spec, _role_request(req, batch * cand.layout.replicas),
                      replace(cand, context=req.input_len + req.output_len // 2))
     # TPOT: the step's time over the tokens a request gains a step (speculative decoding).
-    return (host.step_s(prefill.ttft_ms / 1e3, 1) * 1e3 if prefill is not None else None,
-            host.step_s(decode.decode_step_ms / 1e3, batch) * 1e3 / decode.tokens_per_step
-            if decode is not None else None)
+    return (host.step_s(decode.decode_step_ms / 1e3, batch) * 1e3
+            / decode.tokens_per_step if decode is not None else None)
 
 
 def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
@@ -278,13 +290,14 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     p_cand = replace(prefill, context=req.input_len)
 
     host = role_host(req)
+    gpu_ms = prefill_stepper(spec, p_req, p_cand)
 
     @cache
     def step_ms(tokens_: int, prompts: int) -> float | None:
         # The step's GPU time with the engine core's host work over its `prompts` (the
         # simulation's prompts finishing in the step, at least 1: a prompt chunk that goes on
         # beside finishing ones is not counted, one request's 12 us).
-        ms = prefill_step_ms(spec, p_req, p_cand, prompts=prompts, tokens=tokens_)
+        ms = gpu_ms(tokens_, prompts)
         return host.step_s(ms / 1e3, prompts) * 1e3 if ms is not None else None
 
     admission = decode_admission_of(req, decode)
@@ -356,16 +369,16 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
         decode_admission_of(req, decode)
     handover = handover_for(spec, req, decode)
     transfer_s = transfer_seconds(handover, req.link)
-    p_ms, _ = role_times(spec, req, prefill, batch=1)
+    p_ms = role_prefill_ms(spec, req, prefill)
     ratio = plan_ratio(RatioTarget(
         output_len=req.output_len, concurrency=req.concurrency, rate=req.rate,
         slo_ttft_ms=req.slo_ttft_ms, slo_tpot_ms=req.slo_tpot_ms,
         price_per_gpu_hour=req.prices.get(req.gpu.name), max_workers=req.max_workers),
         prefill, decode, transfer_s, prefill_ms=p_ms,
-        decode_tpot_ms=lambda b: role_times(spec, req, decode, batch=b)[1],
+        decode_tpot_ms=lambda b: role_tpot_ms(spec, req, decode, batch=b),
         first_token_steps=handover.first_token_steps)
     d_batch = ratio.decode_batch if ratio is not None else 1
-    _, tpot = role_times(spec, req, decode, batch=d_batch)
+    tpot = role_tpot_ms(spec, req, decode, batch=d_batch)
     roles = []
     for role, cand, conc, times in (
             # The prefill role's cap: what its KV holds (prompts wait there until read).

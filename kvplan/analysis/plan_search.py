@@ -6,6 +6,7 @@ kvplan.analysis.planner."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -278,15 +279,30 @@ def prefill_step_ms(spec: ModelSpec, req: PlanRequest, cand: Candidate, *, promp
     """One prefill step on a rank of `cand` (the busiest, in lockstep) running `tokens` prompt
     tokens of `prompts` prompts of `cand.context` tokens (kvplan.perf.costmodel.prefill_seconds;
     prompts=1, tokens=context: `predict`'s ttft_ms), or None where `predict` is."""
+    return prefill_stepper(spec, req, cand)(tokens, prompts)
+
+
+def prefill_stepper(spec: ModelSpec, req: PlanRequest, cand: Candidate
+                    ) -> Callable[[int, int], float | None]:
+    """`prefill_step_ms` of (tokens, prompts) for one (spec, req, cand), the cost model's setup
+    found once, at the first step (simspeed67: a simulation times thousands of step shapes of
+    one setup; the same floats)."""
     from kvplan.perf.costmodel import prefill_seconds
 
-    setup = _cost_setup(spec, req, cand)
-    if setup is None:
-        return None
-    try:
-        return prefill_seconds(*setup, tokens=tokens, prompts=prompts) * 1e3
-    except KvplanError:
-        return None
+    found: list[Any] = []
+
+    def step_ms(tokens: int, prompts: int) -> float | None:
+        if not found:
+            found.append(_cost_setup(spec, req, cand))
+        setup = found[0]
+        if setup is None:
+            return None
+        try:
+            return prefill_seconds(*setup, tokens=tokens, prompts=prompts) * 1e3
+        except KvplanError:
+            return None
+
+    return step_ms
 
 
 def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:

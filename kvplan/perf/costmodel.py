@@ -95,7 +95,7 @@ def naive_roofline_seconds(spec: ModelSpec, gpu: GPU, *, context: int, batch: in
     """The former one-max-per-step roofline at 100 % of the peaks (kept as roofline_ms_per_step)."""
     cost = decode_cost(spec, context=context, batch=batch, kv_dtype=kv_dtype, mla_form=mla_form,
                        tp=tp, hbm_bytes_per_s=gpu.hbm_bytes_per_s,
-                       peak_flops_per_s=gpu.peak_bf16_flops_per_s)
+                       peak_flops_per_s=gpu.peak_bf16_flops_per_s, search_crossover=False)
     assert cost.step_seconds is not None
     return cost.step_seconds
 

@@ -271,11 +271,12 @@ def _weights_read_bytes(spec: ModelSpec, batch: int) -> int:
 def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "bf16",
                 mla_form: MLAForm = MLAForm.absorbed, tp: int = 1,
                 hbm_bytes_per_s: int | None = None,
-                peak_flops_per_s: int | None = None) -> DecodeCost:
+                peak_flops_per_s: int | None = None, search_crossover: bool = True) -> DecodeCost:
     """Per GPU of a `tp`-way tensor-parallel group: FLOPs and weights split evenly (ideal) except
     MLA's q_a / kv_a down-projections, which every rank runs and reads whole (as each engine
     builds them: AttentionFlops.projections_on_rank); KV read per rank as the cache is laid out
-    (MLA's latent is read whole by every rank)."""
+    (MLA's latent is read whole by every rank). `search_crossover` False: compute_bound_batch left
+    None, not searched (for a caller that reads only the step's time)."""
     # Attention layers only (hybrids: the recurrent layers are counted below), each over the
     # tokens it attends: its sliding window or local chunk, else the whole context.
     pre_form = prefill_form(spec, mla_form)
@@ -329,9 +330,10 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     step = crossover = None
     if hbm_bytes_per_s and peak_flops_per_s:
         step = max(batch * decode / peak_flops_per_s, moved / hbm_bytes_per_s)
-        crossover = _compute_bound_batch(spec, decode, kv_read, hbm_bytes_per_s,
-                                         peak_flops_per_s, tp=tp,
-                                         replicated_bytes=replicated_bytes)
+        if search_crossover:
+            crossover = _compute_bound_batch(spec, decode, kv_read, hbm_bytes_per_s,
+                                             peak_flops_per_s, tp=tp,
+                                             replicated_bytes=replicated_bytes)
     return DecodeCost(
         context=context, batch=batch,
         mla_form=mla_form.value if isinstance(spec.attention, LatentAttention) else None,

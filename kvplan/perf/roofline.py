@@ -97,6 +97,7 @@ from kvplan._util.dtypes import GemmMath
 from kvplan.engines.cost_traits import PrefillOpCount
 from kvplan.engines.moe_kernel import MXFP4_EXPERTS
 from kvplan.hardware.gpus import GPU
+from kvplan.hardware.interconnect import Interconnect
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -113,6 +114,7 @@ from kvplan.perf.attention_kernel import (
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.engine_traits import fuses_allreduce_norm, prefill_launch_ops
 from kvplan.perf.flops import (
+    AttentionFlops,
     MLAForm,
     attended_tokens,
     attention_flops,
@@ -214,6 +216,14 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         kv_layer = heads * (att.qk_nope_head_dim + att.qk_rope_head_dim + att.v_head_dim) * (
             2 if kv_dtype in ("bf16", "fp16") else 1 if kv_dtype in ("fp8", "int8") else 4)
     attn_link = link(layout, gpu, att_tp)  # the attention-TP group (the TP group without DP)
+    links = {att_tp: attn_link}  # a group's link, found once a step (simspeed67: pure)
+
+    def link_of(ranks: int) -> Interconnect:
+        got = links.get(ranks)
+        if got is None:
+            got = links[ranks] = link(layout, gpu, ranks)
+        return got
+
     # Opt-in B200 kernel-table rates (kvplan.perf.sm100_tables): the TP all-reduce of an eager
     # step, a GQA prefill's attention floor (bf16 cache).
     tables = eff.sm100_tables
@@ -241,6 +251,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         if split.lm_head_split:
             head_tp, head_gather, bpp_head = layout.tp, layout.dp_ranks, bpp_tp
     act_bytes = 2  # bf16 activations
+    # The TP all-reduce of a layer's output, the same in every layer (found once: simspeed67).
+    tp_ar_s = tp_ar if tp_ar is not None else attn_link.all_reduce_s(att_tp,
+                                                                     tokens * h * act_bytes)
     chosen = layers if layers is not None else range(spec.num_hidden_layers)
     # The engine's fused all-reduce + residual + RMSNorm (engine_traits.AllReduceNormFusion): the
     # norm after each fused all-reduce costs no kernel of its own.
@@ -288,6 +301,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # Elsewhere the norms and the qkv input's FP8 quantization, whole rows on every rank
     # (kvplan.perf.norm_traffic); TensorRT-LLM's context step counts its own (trtllm_bytes).
     row_kernels = not ctx_bytes
+    flops_at: dict[int, AttentionFlops] = {}
     for i in chosen:
         lp = counts.layers[i]
         s.fixed("layer_overhead", eff.layer_overhead_s)
@@ -302,7 +316,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         fused_input, fused_post = absorbed_norms(spec, i, chosen.start) if fused else (False, False)
         if spec.has_attention(i):
             span = attended_tokens(spec, i, context)
-            f = attention_flops(spec, context=span, phase=phase, mla_form=form)
+            f = flops_at.get(span)  # the same for every layer of a span (simspeed67: pure)
+            if f is None:
+                f = flops_at[span] = attention_flops(spec, context=span, phase=phase,
+                                                     mla_form=form)
             # MLA's q_a / kv_a run whole on every attention-TP rank, the rest split
             # (AttentionFlops.projections_on_rank, read in each engine's MLA module).
             # The input norm and the qkv input's FP8 quantization, whole rows on every rank
@@ -364,8 +381,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 # fp32 sums of squares of q and k, one each per token
                 s.collective("qk_norm_all_reduce", attn_link.all_reduce_s(att_tp, tokens * 2 * 4))
             if not in_gather:
-                s.collective("tp_all_reduce", tp_ar if tp_ar is not None else
-                             attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+                s.collective("tp_all_reduce", tp_ar_s)
             for b in [*attention_kernel_bytes(spec, att_tp=att_tp, norm=own_norm,
                                               math=gpu.runs(math["attention"])),
                       *attention_op_bytes(spec, att_tp=att_tp, fp8_context=fp8_ctx)
@@ -456,7 +472,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 # dispatch and bf16 combine. An engine that runs it only with DP ranks (vLLM 0.19.0
                 # fused_moe/config.py:945-946 `use_all2all_kernels = dp_size > 1 and use_ep`;
                 # TensorRT-LLM) reduces TP-attention EP's outputs in the TP all-reduce below.
-                ep_link = link(layout, gpu, layout.ep)
+                ep_link = link_of(layout.ep)
                 sent = tokens * (k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep)
                 s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s
                              if a2a is None else a2a.seconds(tokens, moe, h, layout.ep, phase,
@@ -471,10 +487,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             # (kvplan.engines.trtllm.moe_alltoall).
             elif layout.dp_attention and layout.tp > 1:
                 # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
-                s.collective("dp_gather_scatter", link(layout, gpu, layout.tp).all_reduce_s(
+                s.collective("dp_gather_scatter", link_of(layout.tp).all_reduce_s(
                     layout.tp, moe_tokens * h * act_bytes))
         if gather and layout.dp_attention and gathers:
-            gather_link = link(layout, gpu, layout.world)
+            gather_link = link_of(layout.world)
             if sum_len:
                 # SUM_LEN gather of every rank's tokens, then the output's all-reduce (step_comm).
                 ar = gather_link.all_reduce_s(layout.world, moe_tokens * h * act_bytes)
@@ -497,11 +513,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                     s.collective("dp_gather_all_gather", part)
                     s.collective("dp_gather_reduce_scatter", part)
         if (lp.mlp or lp.routed_experts) and not spec.has_attention(i):
-            s.collective("tp_all_reduce", tp_ar if tp_ar is not None else
-                         attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+            s.collective("tp_all_reduce", tp_ar_s)
         if spec.has_attention(i) and not in_gather:
-            s.collective("tp_all_reduce", tp_ar if tp_ar is not None else
-                         attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+            s.collective("tp_all_reduce", tp_ar_s)
     rows = requests if logits is None else logits
     head = counts.lm_head or counts.embedding
     # The split lm_head runs on every DP rank's logit rows (step_comm, `logits gather`).
@@ -512,12 +526,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     if head_gather > 1:
         # Decode and prefill alike: an extend's rows are its requests' last tokens, gathered at
         # SUM_LEN (step_comm, `logits gather`).
-        _logits_gather(s, spec, link(layout, gpu, layout.world), ranks=layout.world,
+        _logits_gather(s, spec, link_of(layout.world), ranks=layout.world,
                        rows=head_rows, act_bytes=act_bytes)
     elif head_gather == 1 and head_tp > 1:
         # The lm_head split over its TP group: every engine all-gathers the rows' vocabulary
         # shards before sampling, prefill and decode (kvplan.perf.step_comm, `TP logits gather`).
-        _vocab_gather(s, spec, link(layout, gpu, head_tp), ranks=head_tp, rows=rows,
+        _vocab_gather(s, spec, link_of(head_tp), ranks=head_tp, rows=rows,
                       act_bytes=act_bytes)
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring);

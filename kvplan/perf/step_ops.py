@@ -45,6 +45,9 @@ class _Step:
         self.by_op: dict[str, float] = {}
         self.flops = self.bytes = self.comm = 0.0
         self.events: list[tuple[float, int]] = []  # (seconds, kernels) in order: launch_model
+        # Asked of the GPU at every op and small kernel, the same answers all step (simspeed67).
+        self._peaks: dict[tuple[GemmMath, bool], tuple[GemmMath, int]] = {}
+        self._hbm_rate = gpu.hbm_bytes_per_s * eff.hbm
 
     def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
            attention: bool = False, kernels: int = 1, least_s: float | None = None, rows: int = 0,
@@ -56,8 +59,11 @@ class _Step:
         `Efficiency.gemm_shape` (0: not one). `expert_rows`: the routed experts' grouped GEMMs,
         that many rows an expert (Efficiency.experts_fraction, with `fp8_fit` and
         `mxfp4_width`: MXFP4 experts' per-rank width outside Marlin, 0: not them)."""
-        ran = self.gpu.runs(math)
-        peak = self.gpu.peak_flops(math, mma_sync=mma_sync)
+        got = self._peaks.get((math, mma_sync))
+        if got is None:
+            got = self._peaks[math, mma_sync] = (self.gpu.runs(math),
+                                                 self.gpu.peak_flops(math, mma_sync=mma_sync))
+        ran, peak = got
         frac = self.eff.attention if attention else self.eff.gemm
         if attention and ran is GemmMath.fp8 and self.eff.fp8_attention is not None:
             frac = self.eff.fp8_attention
@@ -93,7 +99,7 @@ class _Step:
 
     def over_floor(self, name: str, nbytes: float) -> None:
         """A small kernel already counted at the floor moves `nbytes`: the time beyond it."""
-        t = nbytes / (self.gpu.hbm_bytes_per_s * self.eff.hbm)
+        t = nbytes / self._hbm_rate
         self.bytes += nbytes
         if t > self.floor_s:
             self.by_op[name] = self.by_op.get(name, 0.0) + (t - self.floor_s)

@@ -42,7 +42,8 @@ from kvplan.analysis.disagg import (
     _role_request,
     handover_for,
     prefill_batching,
-    role_times,
+    role_prefill_ms,
+    role_tpot_ms,
     transfer_seconds,
 )
 from kvplan.analysis.disagg_ratio import PrefillBatching, RatioTarget, evaluate_xy
@@ -488,7 +489,7 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
             req, p_req = _trt_recipe_kv(req, trt.decode), _trt_recipe_kv(p_req, trt.prefill)
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
-    p_ms, _ = role_times(spec, p_req, prefill, batch=1)
+    p_ms = role_prefill_ms(spec, p_req, prefill)
     rec = recipe(row)
     seats, decode_seats = _trtllm_seats(row)
     p_flags, d_flags = (deploy_flags.role_flags(row, r) for r in ("prefill", "decode"))
@@ -507,7 +508,7 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
 
     @cache
     def tpot_ms(batch: int) -> float | None:
-        return role_times(spec, req, decode, batch=batch)[1]
+        return role_tpot_ms(spec, req, decode, batch=batch)
 
     return _Setup(req=req, prefill=prefill, decode=decode,
                   handover=handover_for(spec, req, decode), prefill_ms=p_ms or math.nan,
