@@ -19,7 +19,33 @@ section-3 rows (a counterfactual; nothing in kvplan changes: no field, preset or
   Efficiency.experts_fraction for FP4 math only, the bench's alone), beside the same rows at
   kvplan's price, both replayed here.
 
-FINDING: ctxstep67's docstring.
+FINDING (ctxstep67; the fraction fitted and committed, 4c9ac93a, before any row below was
+replayed with it; every section-3 row was read before: shaped; the aggregated rows are held
+out, SHAPED_BY naming none of them)
+
+- The fit: 20 compute-bound cases of the 180 NVFP4 ones -> 0.217 of the FP4 peak (kvplan: the
+  dense 0.70). Median kvplan / measured by table, kvplan -> fitted: SGLang B200 (6) 0.38 -> 1.22,
+  SGLang GB200 (6) 0.34 -> 1.07, TensorRT-LLM B200 (8) 0.23 -> 0.75: the engines' kernels differ
+  by ~1.6x, one fraction leaves it.
+- dis3j67's class, its 18 NVFP4 rows (SGLang 12, TensorRT-LLM 6; TTFT too low above 32 users),
+  replayed here both ways (`--replay`; the before reproduces the page's ratios): TTFT low 18 ->
+  15, median TTFT ratio 0.33 -> 0.59 (median |ln| 1.11 -> 0.54); inside on TTFT 0 -> 3 (gb200
+  cfg483 c512 0.64 -> 0.77, cfg255 c64 0.68 -> 0.77, gb300 trtllm cfg373 c4096 0.71 -> 0.86),
+  both inside 0 -> 2; the rows at a queue move most (cfg483 c8192 0.25 -> 0.47, cfg489 c2048
+  0.32 -> 0.63), the lightest least (cfg374 / cfg421 c60 0.03 / 0.17 unchanged: the routing
+  class). TPOT moves <= 0.09. The class's 31 FP8 rows do not move (FP4 math only).
+- Section 3a whole (42 SGLang NVFP4 rows; the page: both 17, TTFT 23): TTFT inside 23 -> 23,
+  both 17 -> 16, TTFT low 18 -> 15, TTFT high 1 -> 4 (cfg538 c1024 1.10 -> 1.83, cfg530 c128
+  0.97 -> 1.62, gb200 cfg254 c1024 1.00 -> 1.48 leave the band high). With the 6 TensorRT-LLM
+  class rows (48): median TTFT 0.76 -> 0.81, median |ln TTFT| 0.322 -> 0.281.
+- aiconfigurator's aggregated SGLang B200 NVFP4 DeepSeek rows the aggregated bench replays (15
+  of 84; HELD OUT; `--agg`): TTFT inside 7 -> 7, both 7 -> 7, median TTFT ratio 1.56 -> 1.71,
+  median |ln| 0.445 -> 0.536 (worse: kvplan is already above their TTFT at ISL 8,192), TPOT
+  median 1.04 -> 1.04.
+So the fraction the kernel tables give brings the class's TTFT closer but closes 3 of 18 rows,
+sends 3 inside rows high and worsens the held-out aggregated rows: it stays a counterfactual
+(no Efficiency field, preset or default is written), and the class's shortfall is not the
+experts' rate (ctxstep67's docstring: the step at table rates grows x1.16, the rates need x2.15).
 """
 
 from __future__ import annotations
