@@ -80,7 +80,10 @@ differs, 4).
    opens one), the step's cost counts it, and its blocks go back after that step; its client
    saw the last token when the step before ended. Only with the overlap scheduler on.
 5. CUDA graphs (cuda_graph_config on, enable_padding False by default): a generation-only batch
-   is not padded to a captured size (the cost model's step time, no padding).
+   is not padded to a captured size (the cost model's step time, no padding); with
+   enable_padding on, it is padded to the next captured batch size (kvplan.engines.trtllm.
+   engine `decode_graph_sizes`, priced by kvplan.perf.graph_padding's rule as vLLM's), a step
+   with a context request never (MixedStepCost `graph_mixed` False).
 """
 
 from __future__ import annotations
