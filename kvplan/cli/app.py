@@ -251,8 +251,7 @@ def estimate_cmd(
     cuda_graph_padding: Annotated[bool, typer.Option(
         "--cuda-graph-padding", rich_help_panel=TRTLLM_PANEL,
         help="TRT-LLM cuda_graph_config.enable_padding: capture 1, 2, "
-        "4 and multiples of 8 (default off: 1-31, 32, 64, 128); `simulate` pads a "
-        "generation-only step to the next.")] = False,
+        "4 and multiples of 8 (default off: 1-31, 32, 64, 128).")] = False,
     flashinfer_sampler: Annotated[bool | None, typer.Option(
         "--flashinfer-sampler/--no-flashinfer-sampler", rich_help_panel=VLLM_PANEL,
         help="vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, "
