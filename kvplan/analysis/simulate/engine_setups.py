@@ -306,7 +306,9 @@ def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
     caching = cap.prefix_caching is not False
     sched = TrtllmSchedule(max_batch_size=batch, max_num_tokens=tokens,
                            chunked_prefill=opts.chunked_prefill, policy=opts.policy,
-                           early_exit=line.early_exit, adp_balance=opts.adp_balance)
+                           early_exit=line.early_exit, adp_balance=opts.adp_balance,
+                           # `_schedule` waits only without attention DP (batch_wait).
+                           batch_wait=None if cap.dp_attention else opts.batch_wait)
     notes = [f"scheduler: TensorRT-LLM {line.name} PyTorch executor (capacity "
              f"{opts.policy.upper()}, "
              f"max_batch_size {batch:,}, max_num_tokens {tokens:,}, chunked prefill "
