@@ -12,17 +12,28 @@ pool and everything else as after); after: the committed rule. Output: aggflags6
 table (both inside, TTFT inside, median errors and ratios), split held out / shaped, and per
 row. CPU time on stderr.
 
+- WAIT (the `wait` part, added with the batch-wait rule, subset fixed before its run): every
+  replayable InferenceX row with a known script whose batch_wait_timeout_iters /
+  batch_wait_max_tokens_ratio lines hold for it (dsr1_fp8_b200_trt.sh's DELAY_BATCHING,
+  1,024 / 1,024 from C 64: 8 rows), replayed without -> with the script's values
+  (TrtllmOptionsSim.batch_wait; the page's replay does not pass them: the `kvplan` column of
+  the flags table is empty for them, so this part patches the set-up's default options).
+
 The disaggregated section's TensorRT-LLM rows (3j, tests.benches.disagg_trtllm) pass no
 enable_padding (TrtllmOptions' default, off), so the rule moves none of them.
 
-Run: python -m tests.benches.trtpad67_eval
+Run: python -m tests.benches.trtpad67_eval [pad] [wait]
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from functools import partial
 
+from kvplan.analysis.simulate import engine_setups
+from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
+from kvplan.engines.trtllm.batch_wait import BatchWait
 from kvplan.engines.trtllm.engine import TrtllmEngine
 from tests.benches import aiconfig_agg_runs as agg
 from tests.benches import aiconfig_agg_scripts as scripts
@@ -57,16 +68,59 @@ def replay_arm(row: dict[str, str], padded: bool) -> Replay:
         agg._setup.cache_clear()
 
 
+def batch_wait(row: dict[str, str]) -> BatchWait | None:
+    """The script's batch_wait values where their lines hold for the row (None: none)."""
+    got = {t["name"]: t["value"] for t in scripts.flags_of(row)
+           if t["name"] in ("batch_wait_timeout_iters", "batch_wait_max_tokens_ratio")
+           and (not t["when"] or scripts._holds(t["when"], scripts.variables(row, t))
+                is not False)}
+    if not got:
+        return None
+    return BatchWait(timeout_iters=int(got.get("batch_wait_timeout_iters", 0)),
+                     max_tokens_ratio=float(got.get("batch_wait_max_tokens_ratio", 0.0)))
+
+
+def wait_rows() -> list[dict[str, str]]:
+    return [r for r in scripts.replayable_inferencex()
+            if scripts.scripts_of(r) and batch_wait(r) is not None]
+
+
+def wait_arm(row: dict[str, str], waits: bool) -> Replay:
+    """The row replayed (the scripts' flags, padding as committed) with its script's batch
+    waiting or without (the set-up's default TrtllmOptionsSim patched in this worker)."""
+    was = agg.SCRIPT_FLAGS, engine_setups.TrtllmOptionsSim
+    agg.SCRIPT_FLAGS = True
+    if waits:
+        engine_setups.TrtllmOptionsSim = partial(  # type: ignore[misc]
+            TrtllmOptionsSim, batch_wait=batch_wait(row))
+    agg._setup.cache_clear()
+    try:
+        return agg.replay(row)
+    finally:
+        agg.SCRIPT_FLAGS, engine_setups.TrtllmOptionsSim = was  # type: ignore[misc]
+        agg._setup.cache_clear()
+
+
 def main() -> None:
-    part = rows()
+    parts = sys.argv[1:] or ["pad"]
+    if "pad" in parts:
+        table(f"TensorRT-LLM rows with enable_padding (every {STRIDE}th)", rows(),
+              partial(replay_arm, padded=False), partial(replay_arm, padded=True))
+    if "wait" in parts:
+        table("TensorRT-LLM rows whose script sets batch waiting (all)", wait_rows(),
+              partial(wait_arm, waits=False), partial(wait_arm, waits=True))
+
+
+def table(title: str, part: list[dict[str, str]], first: Callable[[dict[str, str]], Replay],
+          second: Callable[[dict[str, str]], Replay]) -> None:
     start = _cpu()
-    before = list(agg.replay_all(partial(replay_arm, padded=False), part))
+    before = list(agg.replay_all(first, part))
     middle = _cpu()
-    after = list(agg.replay_all(partial(replay_arm, padded=True), part))
+    after = list(agg.replay_all(second, part))
     print(f"before {middle - start:.1f} s CPU, after {_cpu() - middle:.1f} s", file=sys.stderr)
     pairs = list(zip(before, after, strict=True))
     shaped = agg.shaped_rows()
-    print(f"\n### TensorRT-LLM rows with enable_padding (every {STRIDE}th): {len(part)} rows\n")
+    print(f"\n### {title}: {len(part)} rows\n")
     print("| rows | both replayed | both inside | TTFT inside | median TTFT err | "
           "median TPOT err | median TTFT ratio | median TPOT ratio | refusals |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
