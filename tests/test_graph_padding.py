@@ -88,4 +88,5 @@ def test_vllm_decode_graph_sizes() -> None:
     assert rules.decode_graph_sizes(dense, replace(inputs, max_num_seqs=16)) == (
         1, 2, 4, 8, 16, 24, 32)
     assert Engine.sglang.rules.decode_graph_sizes(spec, inputs) == ()
-    assert Engine.trtllm.rules.decode_graph_sizes(spec, inputs) == ()
+    trt = replace(inputs, engine=Engine.trtllm, options=None)  # enable_padding off
+    assert Engine.trtllm.rules.decode_graph_sizes(spec, trt) == ()

@@ -40,6 +40,9 @@ indexer adds its logits kernel (every pair of the whole context, at the FP8 peak
 
 A step of up to the largest CUDA-graph capture size runs its GEMMs at the next captured size
 (`graph_sizes`: vLLM pads the batch to the graph it replays; the padding rows attend nothing).
+`graph_mixed` False: only a step without a prefill chunk is padded (TensorRT-LLM replays graphs
+for generation-only batches alone: kvplan.engines.trtllm.engine `decode_graph_sizes`); a step
+holding a chunk runs at its own tokens.
 
 `eager_prefill`: the engine runs every step that holds a prefill chunk eagerly, each op
 launched from Python (SGLang 0.5.6 / 0.5.9: model_executor/cuda_graph_runner.py:272 / 276
@@ -125,7 +128,8 @@ class MixedStepCost:
                  quantization: str | None = None, conv_dtype: str | None = None,
                  ssm_dtype: str = "auto", mla_form: MLAForm = MLAForm.absorbed,
                  graph_sizes: tuple[int, ...] = (), eager_prefill: bool = False,
-                 layers: range | None = None, head: bool = True) -> None:
+                 layers: range | None = None, head: bool = True,
+                 graph_mixed: bool = True) -> None:
         self.spec, self.gpu, self.layout = spec, gpu, layout
         # A pipeline stage's share (kvplan.analysis.simulate.pipeline): only these decoder
         # layers (None: all), the lm_head only where `head` (the last stage).
@@ -181,6 +185,7 @@ class MixedStepCost:
         # CUDA-graph capture sizes (ascending): a step of up to the largest runs its GEMMs padded
         # to the next size (vLLM: kvplan.engines.vllm.budget.vllm_cuda_graph_sizes); () none.
         self.graph_sizes = tuple(sorted(graph_sizes))
+        self.graph_mixed = graph_mixed  # False: a step with a prefill chunk is not padded
         # A step of more tokens than the largest graph runs ungraphed: its kernels' host time
         # (opt-in `eff.ungraphed_launch_s`; kvplan.perf.vllm_ungraphed; None ops: not counted).
         self._ungraphed_s = 0.0
@@ -238,7 +243,7 @@ class MixedStepCost:
                              eff=self.eff, quantization=self.quantization,
                              conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
-                             eager_prefill=eager)
+                             eager_prefill=eager, graph_mixed=self.graph_mixed)
 
     def for_stage(self, layers: range, *, head: bool) -> MixedStepCost:
         """The same engine stepping only `layers` (a pipeline stage's), the lm_head only
@@ -248,7 +253,8 @@ class MixedStepCost:
                              eff=self.eff, quantization=self.quantization,
                              conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
-                             eager_prefill=self.eager_prefill, layers=layers, head=head)
+                             eager_prefill=self.eager_prefill, layers=layers, head=head,
+                             graph_mixed=self.graph_mixed)
 
     def _dense_exact(self, tokens: int, requests: int) -> float:
         key = (tokens, requests)
@@ -263,14 +269,15 @@ class MixedStepCost:
             hit = self._dense[key] = st.seconds - own
         return hit
 
-    def dense_seconds(self, tokens: int, requests: int) -> float:
+    def dense_seconds(self, tokens: int, requests: int, *, pad: bool = True) -> float:
         """Everything but the attention core for `tokens` tokens (padded to the next CUDA-graph
         size when graphs are captured) and `requests` logit rows. Up to EXACT_TOKENS tokens,
         `step_time` itself; beyond, linear between its values at multiples of GRID_TOKENS (a
         step that large is a chunked prefill, whose GEMMs are compute-bound and linear in the
-        tokens: tests/test_simulate.py bounds the gap)."""
+        tokens: tests/test_simulate.py bounds the gap). `pad` False: at `tokens` as they are."""
         req = requests if self._per_request_state else 0
-        tokens = self._padded.get(tokens, tokens)
+        if pad:
+            tokens = self._padded.get(tokens, tokens)
         if tokens <= EXACT_TOKENS:
             base = self._dense_exact(tokens, req)
         else:
@@ -501,7 +508,8 @@ class MixedStepCost:
             attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor,
                                                            partials, tokens - decodes)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, decodes + len(chunks)) + attention + launch
+        return (self.dense_seconds(tokens, decodes + len(chunks),
+                                   pad=self.graph_mixed or not chunks) + attention + launch
                 + self.ungraphed_seconds(tokens))
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
@@ -525,6 +533,6 @@ class MixedStepCost:
             return 0.0
         requests = len(decode_contexts) + len(chunks)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, requests)
+        return (self.dense_seconds(tokens, requests, pad=self.graph_mixed or not chunks)
                 + self.attention_seconds(decode_contexts, chunks) + launch
                 + self.ungraphed_seconds(tokens))

@@ -42,7 +42,8 @@ SGL_ENABLE_JIT_DEEPGEMM, VLLM_USE_FLASHINFER_MOE_*, ...), all-reduce fusions, SG
 --cuda-graph-max-bs and vLLM --max-cudagraph-capture-size (kvplan sizes its graphs by the
 engine's default rule: no option), TensorRT-LLM batch_wait_timeout_iters /
 batch_wait_max_tokens_ratio (dsr1_fp8_b200_trt.sh's DELAY_BATCHING at 1,024 / 1,024 from C 64:
-kvplan's scheduler holds no context back, trtllm_scheduler.py's docstring; a gap, listed),
+not passed: the library models them since trtpad67, kvplan.engines.trtllm.batch_wait, and
+tests.benches.trtpad67_eval replays those 8 rows with them),
 torch_compile_config, --compilation-config,
 --stream-interval, --quantization (the checkpoint's), parsers, logging, ports.
 

@@ -154,10 +154,11 @@ def _vllm_caching(groups: tuple[GroupRule, ...], stage: VllmKVConfig, asked: boo
 
 
 def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
-               prefill_graph: bool | None = None) -> MixedStepCost:
+               prefill_graph: bool | None = None, *, graph_mixed: bool = True) -> MixedStepCost:
     """The cost model's step time for the engine `inputs` name (its traits, its GPU), a
     prefill step with its eager launch time where the engine pays one (SGLang, TensorRT-LLM:
-    MixedStepCost's `eager_prefill`; engine_efficiency gives vLLM's 0)."""
+    MixedStepCost's `eager_prefill`; engine_efficiency gives vLLM's 0); `graphs` the sizes a
+    step is padded to, a step with a prefill chunk too unless `graph_mixed` is False."""
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     att = spec.attention
@@ -175,7 +176,8 @@ def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
                              version=cap.engine_version, prefill_graph=graph, options=cap.options,
                              spec=spec),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
-                         mla_form=form, graph_sizes=graphs, eager_prefill=True)
+                         mla_form=form, graph_sizes=graphs, eager_prefill=True,
+                         graph_mixed=graph_mixed)
 
 
 def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
@@ -304,7 +306,9 @@ def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
     caching = cap.prefix_caching is not False
     sched = TrtllmSchedule(max_batch_size=batch, max_num_tokens=tokens,
                            chunked_prefill=opts.chunked_prefill, policy=opts.policy,
-                           early_exit=line.early_exit, adp_balance=opts.adp_balance)
+                           early_exit=line.early_exit, adp_balance=opts.adp_balance,
+                           # `_schedule` waits only without attention DP (batch_wait).
+                           batch_wait=None if cap.dp_attention else opts.batch_wait)
     notes = [f"scheduler: TensorRT-LLM {line.name} PyTorch executor (capacity "
              f"{opts.policy.upper()}, "
              f"max_batch_size {batch:,}, max_num_tokens {tokens:,}, chunked prefill "
@@ -319,9 +323,15 @@ def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
     config = SchedulerConfig(max_num_seqs=batch, max_num_batched_tokens=tokens,
                              max_model_len=cap.context, async_scheduling=overlap)
     groups = (GroupRule(kind="full", block_size=plan.block_size),)
-    # CUDA graphs without padding (enable_padding False): the step is not padded (no sizes).
+    # A generation-only step padded to the next captured batch size where enable_padding is
+    # on (kvplan.engines.trtllm.engine `decode_graph_sizes`; off by default: no sizes); a step
+    # with a context request never (it runs eagerly).
+    graphs = cap.engine.rules.decode_graph_sizes(spec, replace(cap, max_num_seqs=batch))
+    if graphs:
+        notes.append(f"CUDA graphs: a generation-only step padded to the next captured batch "
+                     f"size ({len(graphs)} sizes up to {graphs[-1]:,}; enable_padding)")
     return SimSetup(plan=plan, groups=groups, scheduler=config, caching=caching,
-                    cost=step_cost(spec, inputs, ()), dp=dp, trtllm=sched,
+                    cost=step_cost(spec, inputs, graphs, graph_mixed=False), dp=dp, trtllm=sched,
                     pool_blocks=plan.num_blocks + 1), notes
 
 

@@ -80,7 +80,14 @@ differs, 4).
    opens one), the step's cost counts it, and its blocks go back after that step; its client
    saw the last token when the step before ended. Only with the overlap scheduler on.
 5. CUDA graphs (cuda_graph_config on, enable_padding False by default): a generation-only batch
-   is not padded to a captured size (the cost model's step time, no padding).
+   is not padded to a captured size (the cost model's step time, no padding); with
+   enable_padding on, it is padded to the next captured batch size (kvplan.engines.trtllm.
+   engine `decode_graph_sizes`, priced by kvplan.perf.graph_padding's rule as vLLM's), a step
+   with a context request never (MixedStepCost `graph_mixed` False).
+6. Batch waiting (batch_wait_timeout_iters / batch_wait_max_tokens_ratio, off by default; the
+   library only: TrtllmOptionsSim.batch_wait): without attention DP, a step that picked both
+   context and generation requests runs its generation requests only until the counter
+   reaches the timeout or the tokens the ratio (kvplan.engines.trtllm.batch_wait).
 """
 
 from __future__ import annotations
@@ -94,6 +101,7 @@ from kvplan._util.units import cdiv
 from kvplan.analysis.simulate.kv_pool import OWN, KVPool
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
+from kvplan.engines.trtllm.batch_wait import BatchWait, BatchWaitGate
 from kvplan.engines.trtllm.dp_balance import AdpBalance
 
 GUARANTEED_NO_EVICT = "guaranteed_no_evict"
@@ -115,6 +123,9 @@ class TrtllmSchedule:
     # attention_dp_config.enable_balance (None: off, the default): the attention-DP ranks'
     # context requests held back (kvplan.engines.trtllm.dp_balance.AdpContextGate).
     adp_balance: AdpBalance | None = None
+    # batch_wait_timeout_iters / batch_wait_max_tokens_ratio (None: off, the default; read
+    # without attention DP only): kvplan.engines.trtllm.batch_wait.
+    batch_wait: BatchWait | None = None
 
 
 class TrtllmSimulator(Simulator):
@@ -137,6 +148,9 @@ class TrtllmSimulator(Simulator):
         # This iteration's context requests held by the attention-DP balance (set by the
         # lockstep, kvplan.analysis.simulate.dp_lockstep): the step runs its generation only.
         self.hold_context = False
+        wait = schedule.batch_wait
+        self._batch_wait = (BatchWaitGate(wait, schedule.max_num_tokens)
+                            if wait is not None and wait.on else None)
 
     def _batch_ok(self) -> bool:
         return False
@@ -392,6 +406,12 @@ class TrtllmSimulator(Simulator):
         picks = self._micro_batch(fitting)
         if self.hold_context:  # py_executor.py `_schedule`: the context requests dropped
             picks = [(req, n) for req, n in picks if self._generating(req)]
+        elif self._batch_wait is not None:  # `_waiting_requests` (batch_wait)
+            context = [req for req, _ in picks if not self._generating(req)]
+            generation = len(picks) - len(context)
+            if context and generation and not self._batch_wait.release(
+                    sum(r.num_tokens for r in context), generation):
+                picks = [(req, n) for req, n in picks if self._generating(req)]
         for req, n in picks:
             if req.admitted:  # running: a seat held since its first step
                 if self._generating(req):
@@ -433,3 +453,4 @@ class TrtllmOptionsSim:
     chunked_prefill: bool = False
     policy: str = GUARANTEED_NO_EVICT
     adp_balance: AdpBalance | None = None
+    batch_wait: BatchWait | None = None  # the library only, without attention DP

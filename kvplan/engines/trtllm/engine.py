@@ -35,6 +35,7 @@ from kvplan.engines.trtllm.budget import (
     TRTLLM_DEFAULT_FRACTION,
     TRTLLM_MAX_NUM_TOKENS,
     TRTLLM_PROFILES,
+    trtllm_cuda_graph_batch_sizes,
 )
 from kvplan.engines.trtllm.connectors import trtllm_connector
 from kvplan.engines.trtllm.context import OVERRIDE_ENV, trtllm_context_limit
@@ -172,9 +173,32 @@ class TrtllmEngine(EngineDefaults):
         return trtllm_options(inputs)
 
     def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
-        """None: TensorRT-LLM's CUDA graphs run unpadded by default (enable_padding False),
-        as `kvplan simulate` steps it."""
-        return ()
+        """The captured batch sizes a generation-only step is padded to, with
+        cuda_graph_config.enable_padding on; () with it off (the default) or eager.
+
+        NVIDIA/TensorRT-LLM _torch/pyexecutor/cuda_graph_runner.py, read at the stored commit
+        7b437aaa (search-index id 268157532; no release tag readable here: the repository is
+        too large to fetch, as kvplan.perf.trtllm_ops says), `CUDAGraphRunner._get_padded_batch`
+        (which `pad_batch` wraps around each forward): no padding unless graphs and padding
+        are on and `batch.can_run_cuda_graph` (no context request: a mixed step is never
+        padded and runs eagerly, MixedStepCost `graph_mixed` False) and the batch is at most
+        `max_supported_batch_size`; else it rounds up to the next of `supported_batch_sizes`
+        (`_round_up_batch_size`, bisect_left), unless the padded batch would pass the engine's
+        `batch_size` (max_batch_size), and appends that many copies of one dummy generation
+        request (`add_dummy_requests(is_gen=True)`: a few cached tokens each, priced here as
+        attending nothing, kvplan.perf.graph_padding). The sizes:
+        kvplan.engines.trtllm.budget.trtllm_cuda_graph_batch_sizes (padded list), cut at
+        max_batch_size (`inputs.max_num_seqs`, default 2048). Under attention DP the runner
+        pads every rank to the largest rank's batch (`tp_allgather`); each rank is padded to
+        its own here (the lockstep takes the slowest rank). Not modelled: without padding a
+        generation-only batch of an uncaptured size runs eagerly (`maybe_get_cuda_graph`:
+        `batch_size not in self.supported_batch_sizes`), priced here as graphed."""
+        opts = trtllm_options(inputs)
+        if inputs.enforce_eager or not opts.cuda_graph_padding:
+            return ()
+        seats = inputs.max_num_seqs or MAX_BATCH_SIZE
+        sizes = trtllm_cuda_graph_batch_sizes(opts.cuda_graph_max_batch_size, True)
+        return tuple(s for s in sizes if s <= seats)
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         return 32  # tokens_per_block
