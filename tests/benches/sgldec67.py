@@ -80,9 +80,11 @@ FINDING (python -m tests.benches.sgldec67, ~4 s on the shared host):
 - So of sglextend67's 13 rows: the B200 FP8 rows at C 4 - 8 with a measured TPOT of 5.76 -
   8.81 ms (303, 265, 304, 258) are MTP runs by the pairing above, and the rows it named (263,
   288, 284) are the plain runs of their pairs, 1.8 - 2.0 ms above at every batch. Of the 38
-  rows: 17 MTP by the pairing (12 in the page's replay set, the rest refused), 16 plain, the
-  8,192 / 1,024 TP 8 C 4 row (250, 6.77 ms) '?': its pair's plain run is in the 2026-04-06
-  file only (9.61 ms), so 250 is the MTP one by the same rule.
+  rows: 23 MTP by the pairing (14 the aggregated bench replays -- 265, 304, 290, 308, 312,
+  300, 303, 258, 274, 281, 254, 272, 301, 280 -- and 9 it refuses), 14 plain (12 replayed),
+  and the 8,192 / 1,024 TP 8 C 4 row (250, 6.77 ms) '?': its pair's plain run is in the
+  2026-04-06 file only (9.61 ms, measured=2026-03-25), so 250 is the MTP one by the same rule.
+  None of the 23 is in aiconfig_agg_runs.shaped_rows().
 
 Run: python -m tests.benches.sgldec67
 """
