@@ -36,6 +36,11 @@ Kernels:
   before the block-FP8 GEMM; fused_moe quantizes before each of its two grouped GEMMs; vLLM's
   W8A8BlockFp8LinearOp likewise), so such an operation costs at least 2k floors.
 - A collective is a kernel too: at least one floor.
+- An engine that runs a MoE layer's shared experts on a second CUDA stream beside the router
+  and routed experts in a decode step it replays from a graph (`captured`; SGLang's DeepSeek
+  where its shared experts stay out of the fused MoE: kvplan.engines.sglang.shared_stream)
+  pays the shared experts' op only where it outlasts the routed experts' op, and at least its
+  weights' streaming time (the two streams share HBM).
 - An engine's fused MoE (Efficiency.moe_kernel, kvplan.perf.moe_kernel; vLLM's Triton fused_moe
   where the release runs it for the experts' format and GPU, kvplan.engines.vllm.moe_kernel: 16-bit
   experts before 0.20 or below SM 9.0, block FP8 on Hopper without EP with its quantize kernels;

@@ -1687,6 +1687,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "rows were read in its pool under the client workload, Triton and Marlin; on "
                 "the page since marlinrow66",
            rows=_AIC_AGG_GPTOSS_HOPPER),
+    Shaped(commit="de3a6eac",
+           rule="SGLang's DeepSeek shared experts on a second CUDA stream in a captured decode "
+                "step (kvplan.engines.sglang.shared_stream; flashinfer_trtllm on SM 10.x keeps "
+                "them out of the fused MoE), read after kvplan's decode step on these plain "
+                "InferenceX B200 FP8 TP 8 rows (1,024 / 1,024 at 4 / 16 / 64 users) came out "
+                "1.8-2.0 ms above the measured TPOT (tests.benches.sgldec67)",
+           rows=tuple(f"aiconfigurator 2026_03_25_deepseek_r1_b200_sxm_sglang_fp8_agg_1024x1024_"
+                      f"c{c}_tp8_0_ep1_0_{n}" for c, n in ((4, 284), (16, 263), (64, 288)))),
 )
 
 
