@@ -76,8 +76,15 @@ the series step, before the rule at the end):
   per-layer table, which kvplan has none of (examples/moe-op-bench.md has SGLang 0.5.9's B200
   fused-MoE op, aiconfigurator's tables: kvplan / measured 0.76 - 0.77 at 1-256 tokens, so the
   experts' op is not overpriced there; its backend is not stated as flashinfer_trtllm).
-- H200 TP 8 (no MTP config: the rows are single): see the table; the shared-expert fold above
-  and the bf16 cache being the script's own leave the fixed part as on B200.
+- H200 TP 8 (no MTP config: the rows are single): +2.01 / +3.15 / +0.57 ms at B 4 / 16 / 64.
+  Two code rules kvplan does not have yet, read, not written here: (a) SGLang 0.5.7 and 0.5.9
+  turn the flashinfer all-reduce + RMSNorm fusion on for DeepseekV3 (also GptOss, Glm4Moe,
+  Qwen3Moe; 0.5.9 Glm4MoeLite, KimiK25) on SM 9.0 too (server_args.py 0.5.7:1478-1490,
+  0.5.9:1680-1697: `is_sm90_supported() or ...`, not on H20), where kvplan's
+  SGLANG_ALLREDUCE_NORM_FUSION (read at 0.5.6: SM 10.x only) names B200 / B300: about one 4 us
+  norm floor per fused all-reduce, 2 x 61 - 1 a step, ~0.48 ms; (b) on Hopper at EP 1 the
+  shared expert is the fused MoE's 257th expert (no kernels of its own: 4 floors, ~0.93 ms a
+  step less), which kvplan.perf.op_counts.fused_shared_expert applies to GLM-4.5 only.
 - So of sglextend67's 13 rows: the B200 FP8 rows at C 4 - 8 with a measured TPOT of 5.76 -
   8.81 ms (303, 265, 304, 258) are MTP runs by the pairing above, and the rows it named (263,
   288, 284) are the plain runs of their pairs, 1.8 - 2.0 ms above at every batch. Of the 38
