@@ -79,8 +79,9 @@ the series step, before the rule at the end):
 - H200 TP 8 (no MTP config: the rows are single): +2.01 / +3.15 / +0.57 ms at B 4 / 16 / 64.
   Two code rules kvplan does not have yet, read, not written here: (a) SGLang 0.5.7 and 0.5.9
   turn the flashinfer all-reduce + RMSNorm fusion on for DeepseekV3 (also GptOss, Glm4Moe,
-  Qwen3Moe; 0.5.9 Glm4MoeLite, KimiK25) on SM 9.0 too (server_args.py 0.5.7:1478-1490,
-  0.5.9:1680-1697: `is_sm90_supported() or ...`, not on H20), where kvplan's
+  Qwen3Moe; 0.5.9 Glm4MoeLite, KimiK25) on SM 9.0 too (server_args.py 0.5.7:1478-1492
+  `is_sm90_supported() or is_blackwell_supported()`, 0.5.9:1680-1697 `... or
+  is_sm100_supported()`; not on H20), where kvplan's
   SGLANG_ALLREDUCE_NORM_FUSION (read at 0.5.6: SM 10.x only) names B200 / B300: about one 4 us
   norm floor per fused all-reduce, 2 x 61 - 1 a step, ~0.48 ms; (b) on Hopper at EP 1 the
   shared expert is the fused MoE's 257th expert (no kernels of its own: 4 floors, ~0.93 ms a
