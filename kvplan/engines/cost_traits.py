@@ -15,6 +15,7 @@ from kvplan.engines.moe_kernel import MoeKernels
 from kvplan.engines.moe_shape import ExpertsShapeTables
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.engines.router_gemm import RouterGemmRule
+from kvplan.engines.shared_stream import SharedExpertStream
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.attention_kernel import MlaDecodeLaunches
@@ -66,6 +67,9 @@ class CostTraits:
     # kvplan.perf.sm100_tables), so the opt-in `--kernel-tables` may price it by them; False:
     # the option is refused for it (kvplan.perf.cost_rules.CostRules.check).
     sm100_kernel_tables: bool = False
+    # Its shared experts beside the routed ones on a second stream in a captured decode step
+    # (kvplan.engines.shared_stream); None: in series.
+    shared_expert_stream: SharedExpertStream | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -257,6 +257,7 @@ from kvplan.engines.base import AllReduceNormFusion, PrefillOpCount
 from kvplan.engines.moe_kernel import MoeKernels
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.engines.router_gemm import RouterGemmRule
+from kvplan.engines.shared_stream import SharedExpertStream
 from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
 from kvplan.perf.moe_gemm_shape import ExpertsShapeFraction, MoeGemmShape
@@ -418,6 +419,9 @@ class Efficiency:
     # The engine runs EP's all-to-all only under data-parallel attention
     # (kvplan.engines.base.CostTraits.ep_all_to_all_needs_dp); False: always.
     ep_all_to_all_needs_dp: bool = False
+    # The engine's shared experts on a second stream in a captured decode step
+    # (kvplan.perf.engine_traits.shared_expert_overlap); None: in series.
+    shared_expert_stream: SharedExpertStream | None = None
     # A prefill step's MLP layers gather by all-reduce, with no all-to-all
     # (kvplan.engines.base.CostTraits.prefill_mlp_all_reduce; kvplan.perf.roofline).
     prefill_mlp_all_reduce: bool = False

@@ -129,8 +129,12 @@ class MixedStepCost:
                  ssm_dtype: str = "auto", mla_form: MLAForm = MLAForm.absorbed,
                  graph_sizes: tuple[int, ...] = (), eager_prefill: bool = False,
                  layers: range | None = None, head: bool = True,
-                 graph_mixed: bool = True) -> None:
+                 graph_mixed: bool = True, captured_tokens: int = 0) -> None:
         self.spec, self.gpu, self.layout = spec, gpu, layout
+        # Decode-only steps of at most this many tokens replay a CUDA graph the engine captured
+        # (SGLang: --cuda-graph-max-bs) though `graph_sizes` pads nothing: step_time's
+        # `captured` (its shared experts' second stream); 0: none said.
+        self.captured_tokens = captured_tokens
         # A pipeline stage's share (kvplan.analysis.simulate.pipeline): only these decoder
         # layers (None: all), the lm_head only where `head` (the last stage).
         self.layers, self.head = layers, head
@@ -197,7 +201,7 @@ class MixedStepCost:
         self._padded: dict[int, int] = {
             t: padded_tokens(t, self.graph_sizes)
             for t in range(1, (self.graph_sizes[-1] if self.graph_sizes else 0) + 1)}
-        self._dense: dict[tuple[int, int], float] = {}
+        self._dense: dict[tuple[int, int, bool], float] = {}
         self._steps: dict[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], float] = {}
         self._head: dict[int, float] = {}
         self._gathered: dict[tuple[int, bool, int], float] = {}
@@ -243,7 +247,8 @@ class MixedStepCost:
                              eff=self.eff, quantization=self.quantization,
                              conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
-                             eager_prefill=eager, graph_mixed=self.graph_mixed)
+                             eager_prefill=eager, graph_mixed=self.graph_mixed,
+                             captured_tokens=self.captured_tokens)
 
     def for_stage(self, layers: range, *, head: bool) -> MixedStepCost:
         """The same engine stepping only `layers` (a pipeline stage's), the lm_head only
@@ -254,32 +259,35 @@ class MixedStepCost:
                              conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
                              eager_prefill=self.eager_prefill, layers=layers, head=head,
-                             graph_mixed=self.graph_mixed)
+                             graph_mixed=self.graph_mixed,
+                             captured_tokens=self.captured_tokens)
 
-    def _dense_exact(self, tokens: int, requests: int) -> float:
-        key = (tokens, requests)
+    def _dense_exact(self, tokens: int, requests: int, captured: bool = False) -> float:
+        key = (tokens, requests, captured)
         hit = self._dense.get(key)
         if hit is None:
             st = step_time(self.spec, self.gpu, tokens=tokens, context=1,
                            requests=max(1, requests), logits=1, layers=self.layers,
-                           **self._common)
+                           captured=captured, **self._common)
             own = sum(st.by_op.get(name, 0.0) for name in _OWN_OPS)
             if self._per_request_state:
                 own -= st.by_op.get("recurrent_state", 0.0)  # it depends on the requests: kept
             hit = self._dense[key] = st.seconds - own
         return hit
 
-    def dense_seconds(self, tokens: int, requests: int, *, pad: bool = True) -> float:
+    def dense_seconds(self, tokens: int, requests: int, captured: bool = False, *,
+                      pad: bool = True) -> float:
         """Everything but the attention core for `tokens` tokens (padded to the next CUDA-graph
         size when graphs are captured) and `requests` logit rows. Up to EXACT_TOKENS tokens,
         `step_time` itself; beyond, linear between its values at multiples of GRID_TOKENS (a
         step that large is a chunked prefill, whose GEMMs are compute-bound and linear in the
-        tokens: tests/test_simulate.py bounds the gap). `pad` False: at `tokens` as they are."""
+        tokens: tests/test_simulate.py bounds the gap). `captured`: a decode-only step replayed
+        from a CUDA graph (`captured_tokens`). `pad` False: at `tokens` as they are."""
         req = requests if self._per_request_state else 0
         if pad:
             tokens = self._padded.get(tokens, tokens)
         if tokens <= EXACT_TOKENS:
-            base = self._dense_exact(tokens, req)
+            base = self._dense_exact(tokens, req, captured)
         else:
             lo = tokens // GRID_TOKENS * GRID_TOKENS
             low = self._dense_exact(lo, req)
@@ -508,7 +516,7 @@ class MixedStepCost:
             attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor,
                                                            partials, tokens - decodes)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, decodes + len(chunks),
+        return (self.dense_seconds(tokens, decodes + len(chunks), self._captured(tokens, chunks),
                                    pad=self.graph_mixed or not chunks) + attention + launch
                 + self.ungraphed_seconds(tokens))
 
@@ -533,6 +541,12 @@ class MixedStepCost:
             return 0.0
         requests = len(decode_contexts) + len(chunks)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, requests, pad=self.graph_mixed or not chunks)
+        return (self.dense_seconds(tokens, requests, self._captured(tokens, chunks),
+                                   pad=self.graph_mixed or not chunks)
                 + self.attention_seconds(decode_contexts, chunks) + launch
                 + self.ungraphed_seconds(tokens))
+
+    def _captured(self, tokens: int, chunks: list[tuple[int, int]]) -> bool:
+        """Whether a step of `tokens` tokens with these prefill `chunks` replays a captured
+        decode graph (`captured_tokens`)."""
+        return not chunks and tokens <= self.captured_tokens

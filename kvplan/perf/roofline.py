@@ -36,6 +36,11 @@ Kernels:
   before the block-FP8 GEMM; fused_moe quantizes before each of its two grouped GEMMs; vLLM's
   W8A8BlockFp8LinearOp likewise), so such an operation costs at least 2k floors.
 - A collective is a kernel too: at least one floor.
+- An engine that runs a MoE layer's shared experts on a second CUDA stream beside the router
+  and routed experts in a decode step it replays from a graph (`captured`; SGLang's DeepSeek
+  where its shared experts stay out of the fused MoE: kvplan.engines.sglang.shared_stream)
+  pays the shared experts' op only where it outlasts the routed experts' op, and at least its
+  weights' streaming time (the two streams share HBM).
 - An engine's fused MoE (Efficiency.moe_kernel, kvplan.perf.moe_kernel; vLLM's Triton fused_moe
   where the release runs it for the experts' format and GPU, kvplan.engines.vllm.moe_kernel: 16-bit
   experts before 0.20 or below SM 9.0, block FP8 on Hopper without EP with its quantize kernels;
@@ -112,7 +117,11 @@ from kvplan.perf.attention_kernel import (
     varlen_kernel,
 )
 from kvplan.perf.efficiency import Efficiency, device_efficiency
-from kvplan.perf.engine_traits import fuses_allreduce_norm, prefill_launch_ops
+from kvplan.perf.engine_traits import (
+    fuses_allreduce_norm,
+    prefill_launch_ops,
+    shared_expert_overlap,
+)
 from kvplan.perf.flops import (
     AttentionFlops,
     MLAForm,
@@ -170,7 +179,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
               fp8_attention: bool = False, quantization: str | None = None,
               layers: range | None = None, logits: int | None = None,
               conv_dtype: str | None = None, ssm_dtype: str = "auto",
-              sum_len: bool | None = None, gathered_logits: int | None = None) -> StepTime:
+              sum_len: bool | None = None, gathered_logits: int | None = None,
+              captured: bool = False) -> StepTime:
     """One forward step on one GPU (rank) of `layout`.
 
     decode: `requests` requests per rank, `tokens` = requests x (1 + draft tokens) query tokens,
@@ -184,7 +194,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     gather's mode under DP attention (kvplan.perf.step_comm: True the ranks' tokens summed and
     all-reduced, SUM_LEN; False padded, all-gathered and reduce-scattered, MAX_LEN; None: by
     the phase, SUM_LEN in prefill). `gathered_logits`: the logit rows a split lm_head runs on
-    over the DP ranks (None: `logits` x the ranks, as many as this rank's on each)."""
+    over the DP ranks (None: `logits` x the ranks, as many as this rank's on each).
+    `captured`: a decode step the engine replays from a CUDA graph (the shared experts' second
+    stream, engine_traits.shared_expert_overlap, is taken only then)."""
     check_layout(spec, layout)
     if eff is None:
         eff = device_efficiency(gpu)
@@ -258,6 +270,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # The engine's fused all-reduce + residual + RMSNorm (engine_traits.AllReduceNormFusion): the
     # norm after each fused all-reduce costs no kernel of its own.
     fused = fuses_allreduce_norm(spec, gpu, layout, tokens, eff)
+    # The engine's shared experts on a second stream beside the routed ones in a captured
+    # decode step (engine_traits.shared_expert_overlap): the routed path hides their time,
+    # all but their weights' streaming (the two streams share HBM).
+    two_streams = captured and phase == "decode" and shared_expert_overlap(spec, gpu, layout,
+                                                                           eff)
     # The engine's varlen attention kernel (kvplan.perf.attention_kernel): a decode step's
     # queries are `tokens / requests` tokens per request (1: single-token calls).
     kernel = varlen_kernel(eff, spec, gpu, kv_dtype) if phase == "decode" else None
@@ -414,10 +431,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         # A shared expert folded into fused_moe (`fused_shared_expert`) is read by the routed
         # experts' two grouped GEMMs: its bytes and FLOPs join them, with no kernels of its own.
         folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
+        shared_s = s.by_op.get("mlp", 0.0)
         if lp.mlp and not folded:
             s.op("mlp", flops=mlp_tokens * 2 * lp.mlp / mlp_tp,
                  nbytes=lp.mlp * bpp_mlp["dense_mlp"], math=math["dense_mlp"], kernels=2,
                  rows=mlp_tokens)
+        shared_s = s.by_op.get("mlp", 0.0) - shared_s
         if ctx_bytes:
             for b in mlp_kernel_bytes(spec, mlp_params=0 if folded else lp.mlp, mlp_tp=mlp_tp,
                                       math=gpu.runs(math["dense_mlp"])):
@@ -457,6 +476,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  mma_sync=moe_kernel is not None and moe_kernel.mma_sync, fp8_fit=fp8_fit,
                  mxfp4_width=moe.moe_intermediate_size // layout.moe_tp
                  if expert_fmt.get(i) == MXFP4_EXPERTS else 0)
+            if two_streams and shared_s > 0:
+                routed_s = s.events[-1][0]  # the experts' op just charged
+                stream_s = s.stream_seconds(lp.mlp * bpp_mlp["dense_mlp"], math["dense_mlp"])
+                s.overlap("mlp", shared_s - max(shared_s - routed_s, stream_s))
             fp32_router(s, spec, gpu, eff, router_params=lp.router, tokens=moe_tokens)
             for b in moe_output_bytes(spec, shared=bool(lp.mlp) and not folded,
                                       math=gpu.runs(math_exp["experts"])) if ctx_bytes else ():

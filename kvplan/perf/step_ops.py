@@ -83,7 +83,7 @@ class _Step:
         if expert_rows:
             frac = self.eff.experts_fraction(ran, expert_rows, frac, fp8_fit,
                                              0 if mma_sync else mxfp4_width)
-        hbm = self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm
+        hbm = self._hbm(ran, attention)
         if ran is not GemmMath.bf16 and not attention:
             kernels *= 2  # each w8a8 / w4a4 GEMM quantizes its activations (roofline docstring)
         floor = kernels * self.floor_s if least_s is None else least_s
@@ -92,6 +92,20 @@ class _Step:
         self.bytes += nbytes
         self.by_op[name] = self.by_op.get(name, 0.0) + t
         self.events.append((t, kernels))
+
+    def _hbm(self, ran: GemmMath, attention: bool) -> float:
+        """The fraction of HBM bandwidth an op streams at (`op`)."""
+        return self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm
+
+    def stream_seconds(self, nbytes: float, math: GemmMath) -> float:
+        """The time a weight GEMM of `math` streams `nbytes` in, as `op` charges it."""
+        return nbytes / (self.gpu.hbm_bytes_per_s * self._hbm(self.gpu.runs(math), False))
+
+    def overlap(self, name: str, seconds: float) -> None:
+        """Time of `name` already charged that another stream's work hides."""
+        if seconds > 0:
+            self.by_op[name] = self.by_op.get(name, 0.0) - seconds
+            self.events.append((-seconds, 0))
 
     def kernels(self, name: str, n: int) -> None:
         self.by_op[name] = self.by_op.get(name, 0.0) + n * self.floor_s

@@ -1722,6 +1722,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "points: both inside 2 -> 2 of 15, TTFT 3 -> 4, TPOT 9 -> 8, median TTFT "
                 "ratio 0.35 -> 0.52, TPOT 1.25 -> 1.27",
            rows=_PROSPDIS66_POINTS),
+    Shaped(commit="de3a6eac",
+           rule="SGLang's DeepSeek shared experts on a second CUDA stream in a captured decode "
+                "step (kvplan.engines.sglang.shared_stream; flashinfer_trtllm on SM 10.x keeps "
+                "them out of the fused MoE), read after kvplan's decode step on these plain "
+                "InferenceX B200 FP8 TP 8 rows (1,024 / 1,024 at 4 / 16 / 64 users) came out "
+                "1.8-2.0 ms above the measured TPOT (tests.benches.sgldec67)",
+           rows=tuple(f"aiconfigurator 2026_03_25_deepseek_r1_b200_sxm_sglang_fp8_agg_1024x1024_"
+                      f"c{c}_tp8_0_ep1_0_{n}" for c, n in ((4, 284), (16, 263), (64, 288)))),
 )
 
 

@@ -21,6 +21,7 @@ from kvplan.analysis.simulate.trtllm_lines import trtllm_line
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim, TrtllmSchedule
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import Scheduler
+from kvplan.engines.sglang.budget import sglang_cuda_graph_max_bs
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
 from kvplan.engines.vllm.admission import vllm_admission
@@ -154,11 +155,14 @@ def _vllm_caching(groups: tuple[GroupRule, ...], stage: VllmKVConfig, asked: boo
 
 
 def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
-               prefill_graph: bool | None = None, *, graph_mixed: bool = True) -> MixedStepCost:
+               prefill_graph: bool | None = None, captured_tokens: int = 0, *,
+               graph_mixed: bool = True) -> MixedStepCost:
     """The cost model's step time for the engine `inputs` name (its traits, its GPU), a
     prefill step with its eager launch time where the engine pays one (SGLang, TensorRT-LLM:
     MixedStepCost's `eager_prefill`; engine_efficiency gives vLLM's 0); `graphs` the sizes a
-    step is padded to, a step with a prefill chunk too unless `graph_mixed` is False."""
+    step is padded to, a step with a prefill chunk too unless `graph_mixed` is False;
+    `captured_tokens`: the largest decode step it replays from a CUDA graph without padding
+    (MixedStepCost)."""
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     att = spec.attention
@@ -177,7 +181,7 @@ def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
                              spec=spec),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
                          mla_form=form, graph_sizes=graphs, eager_prefill=True,
-                         graph_mixed=graph_mixed)
+                         graph_mixed=graph_mixed, captured_tokens=captured_tokens)
 
 
 def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
@@ -263,7 +267,9 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
         notes.append("requests sent with ignore_eos: " + (
             "admitted by add_one_req_ignore_eos (radix cache disabled)" if sg.ignore_eos_path
             else "admitted as any other (add_one_req: the radix cache is on)"))
-    cost = step_cost(spec, inputs, (), opts.piecewise_cuda_graph)
+    # Decode batches up to --cuda-graph-max-bs replay CUDA graphs (unpadded here).
+    cost = step_cost(spec, inputs, (), opts.piecewise_cuda_graph,
+                     sglang_cuda_graph_max_bs(cap))
     if cost.eff.prefill_graph is not None:
         notes.append("prefill: piecewise CUDA graphs (on by default from SGLang "
                      f"{cost.eff.prefill_graph.default_since}), each captured step launching "

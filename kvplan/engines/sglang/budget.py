@@ -97,6 +97,13 @@ def sglang_graph_defaults(gpu_mem_mib: int, tp: int) -> tuple[int, int]:
     return 16384, 512
 
 
+def sglang_cuda_graph_max_bs(inputs: PlanInputs) -> int:
+    """The largest decode batch SGLang captures in a CUDA graph by default (`sglang_graph_defaults`,
+    by the GPU's nvidia-smi memory and TP); 0 where the GPU's memory is not known."""
+    mem = inputs.smi_total_bytes or inputs.total_bytes
+    return sglang_graph_defaults(mem // MiB, inputs.tp)[1] if mem else 0
+
+
 # Multimodal checkpoints (server_args.py, the default fraction only; vision_config's
 # num_hidden_layers / hidden_size, SGLang's defaults 24 / 1024 where absent): 0.4.9 multiplies it
 # by 0.90; from 0.4.10 ``adjust_mem_fraction_for_vlm`` (``arg_groups/memory_hook.py`` from 0.5.19)

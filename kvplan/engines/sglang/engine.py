@@ -57,6 +57,7 @@ from kvplan.engines.sglang.pools import (
 from kvplan.engines.sglang.prefill_graph import SGLANG_PIECEWISE_PREFILL
 from kvplan.engines.sglang.quant_methods import check_sglang_quantization
 from kvplan.engines.sglang.router_gemm import SGLANG_ROUTER_GEMM
+from kvplan.engines.sglang.shared_stream import SGLANG_SHARED_EXPERT_STREAM
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.model.attention import AttentionKind
 from kvplan.weights.base import DpAttentionWeights, StageOuter
@@ -161,7 +162,8 @@ class SglangEngine(EngineDefaults):
                              mla_decode_launches=SGLANG_MLA_DECODE_LAUNCHES,
                              prefill_graph=SGLANG_PIECEWISE_PREFILL,
                              router_gemm=SGLANG_ROUTER_GEMM,
-                             experts_shape=SGLANG_EXPERTS_SHAPE)  # its own (moe_shape)
+                             experts_shape=SGLANG_EXPERTS_SHAPE,  # its own (moe_shape)
+                             shared_expert_stream=SGLANG_SHARED_EXPERT_STREAM)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
     # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
     # `_derive_context_length` from 0.5.3 (0.5.6 lines 286-315, 0.5.10 379-408): a
