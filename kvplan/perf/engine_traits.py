@@ -16,6 +16,7 @@ from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from kvplan.perf.layout import Layout
 from kvplan.perf.moe_gemm_shape import engine_shape
 from kvplan.perf.op_counts import eager_prefill_ops, graph_prefill_ops, recurrent_mixer_ops
+from kvplan.perf.shared_fusion import engine_folds_shared_expert
 from kvplan.perf.trtllm_ops import trtllm_eager_prefill_ops
 
 
@@ -90,8 +91,9 @@ def eager_ops(spec: ModelSpec, layout: Layout, eff: Efficiency, quantization: st
     (kvplan.perf.trtllm_ops.trtllm_eager_prefill_ops, whose own fusions are in its count)."""
     if eff.prefill_op_count is PrefillOpCount.trtllm:
         return trtllm_eager_prefill_ops(spec, layout, quantization, gpu=gpu)
+    folded = gpu is not None and engine_folds_shared_expert(eff, spec, gpu, layout, quantization)
     return eager_prefill_ops(spec, layout, quantization, platform=platform,
-                             fused_norms=fused_norms, gpu=gpu)
+                             fused_norms=fused_norms, gpu=gpu, shared_folded=folded)
 
 
 def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,

@@ -400,8 +400,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         # experts' two grouped GEMMs: its bytes and FLOPs join them, with no kernels of its own.
         # So is one the engine folds in (kvplan.perf.shared_fusion: SGLang's DeepSeek-V3 on ROCm).
         folded = bool(lp.routed_experts) and (
-            fused_shared_expert(spec, layout, gpu.platform) or engine_folds_shared_expert(
-                eff, spec, gpu, all_to_all=a2a is not None, quantization=quantization))
+            fused_shared_expert(spec, layout, gpu.platform)
+            or engine_folds_shared_expert(eff, spec, gpu, layout, quantization))
         if lp.mlp and not folded:
             s.op("mlp", flops=mlp_tokens * 2 * lp.mlp / mlp_tp,
                  nbytes=lp.mlp * bpp_mlp["dense_mlp"], math=math["dense_mlp"], kernels=2,
