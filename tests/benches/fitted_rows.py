@@ -1558,9 +1558,11 @@ SHAPED_BY: tuple[Shaped, ...] = (
            rule="SGLang 0.5.7 runs DeepSeek-V3's one shared expert inside the fused MoE on "
                 "ROCm gfx942 / gfx950 (models/deepseek_v2.py determine_num_fused_shared_"
                 "experts; kvplan.engines.sglang.shared_fusion): the shared MLP's 4 kernels a "
-                "MoE layer go, its bytes join the experts' op; read while decomposing these "
+                "MoE layer go from the decode step, 6 ops from the eager prefill's count, its "
+                "bytes join the experts' op (a412b355, 73b5bdae); read while decomposing these "
                 "rows' decode step (task mi300x67). It moves them the other way (faster): "
-                "TPOT mean median |error| 28.5 -> 30.9 % (tests/benches/mi300x_forensic.py)",
+                "TPOT mean median |error| 28.5 -> 31.5 %, E2E mean 29.5 -> 31.6 %, TTFT mean "
+                "49.0 -> 53.1 % (tests/benches/prospective59_runs.py, mi300x_forensic.py)",
            rows=_PROSPECTIVE59_DEEPSEEK),
     Shaped(commit="a52829a4",
            rule="vLLM's Marlin fused MoE for MXFP4 experts priced (kvplan.engines.vllm."
