@@ -114,9 +114,11 @@ def test_mixed_step_prices_a_prefill_chunk_as_the_step_does() -> None:
     assert new.seconds(decode_contexts=[], chunks=chunk) - old.seconds(
         decode_contexts=[], chunks=chunk) == pytest.approx(
         61 * per_layer * (1 / 2.25e15 - 1 / 1.5e15) + 3 * 61 * (4e-6 + 63.2e-6))
-    # (The newest release also takes SGLang's gfx942 MLA decode kernels, from 0.5.7:
-    # kvplan.engines.sglang.mla_decode; not charged on a GB200.)
+    # (The newest release also takes SGLang's gfx942 MLA decode kernels and its ROCm
+    # shared-expert fusion, from 0.5.7: kvplan.engines.sglang.mla_decode, shared_fusion; not
+    # charged on a GB200.)
     assert replace(_sglang("GB200"), kv_dtype_attention=(), mla_decode_launches=(),
+                   shared_expert_fusion=(),
                    engine_version="0.5.6.post2") == _sglang("GB200", "0.5.6.post2")
 
 

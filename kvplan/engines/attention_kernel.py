@@ -111,3 +111,23 @@ class MlaDecodeLaunches:
     since: str
     extra_kernels: int
     source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharedExpertFusion:
+    """An engine that runs a MoE model's one shared expert inside its fused MoE, as one more
+    expert every token picks (top_k + 1), as plain data: on `platform` GPUs of these compute
+    capabilities, for models whose config.json names one of `architectures` first with
+    `routed_experts` routed experts and one shared expert, from engine version `since` on,
+    unless the launch runs an all-to-all MoE (DeepEP) or one of `not_quantizations`. The shared
+    MLP then launches no GEMM of its own (kvplan.perf.shared_fusion.engine_folds_shared_expert);
+    the engine's declaration names the code."""
+
+    name: str
+    platform: str
+    compute_capabilities: tuple[tuple[int, int], ...]
+    architectures: tuple[str, ...]
+    routed_experts: int
+    not_quantizations: tuple[str, ...]
+    since: str
+    source: str

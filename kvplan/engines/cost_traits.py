@@ -18,7 +18,7 @@ from kvplan.engines.router_gemm import RouterGemmRule
 from kvplan.engines.shared_stream import SharedExpertStream
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kvplan.engines.attention_kernel import MlaDecodeLaunches
+    from kvplan.engines.attention_kernel import MlaDecodeLaunches, SharedExpertFusion
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +56,7 @@ class CostTraits:
     attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()  # by GPU; ()=pairs
     kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()  # attention in the KV dtype, by GPU
     mla_decode_launches: tuple[MlaDecodeLaunches, ...] = ()  # MLA decode's extra kernels, by GPU
+    shared_expert_fusion: tuple[SharedExpertFusion, ...] = ()  # shared expert inside fused MoE
     moe_kernel: MoeKernels | None = None  # its fused MoE by format, release, GPU (padding, bytes)
     moe_all_to_all: MoeAllToAllRule | None = None  # the all-to-all a launch selects (moe_comm)
     prefill_graph: PrefillGraph | None = None  # prefill steps replayed from CUDA graphs, by release

@@ -250,6 +250,7 @@ from kvplan._util.fitted import Fitted
 from kvplan.engines.attention_kernel import (
     KvDtypeAttention,
     MlaDecodeLaunches,
+    SharedExpertFusion,
     SparseMlaKernel,
     VarlenAttentionKernel,
 )
@@ -439,6 +440,9 @@ class Efficiency:
     # GPU, architecture and heads per rank, for its version (kvplan.engines.base.CostTraits.
     # mla_decode_launches, kvplan.perf.attention_kernel.mla_decode_extra_kernels); (): none.
     mla_decode_launches: tuple[MlaDecodeLaunches, ...] = ()
+    # Where the engine runs a shared expert inside its fused MoE, by GPU and architecture, for
+    # its version (CostTraits.shared_expert_fusion, kvplan.perf.shared_fusion); (): nowhere.
+    shared_expert_fusion: tuple[SharedExpertFusion, ...] = ()
     # The engine's choice of fused MoE by experts' format, release, GPU and layout
     # (kvplan.engines.base.CostTraits.moe_kernel, priced by kvplan.perf.moe_kernel) and the
     # release it answers for (None: the newest); None: the experts' GEMM FLOPs and weights only.

@@ -16,6 +16,7 @@ from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from kvplan.perf.layout import Layout
 from kvplan.perf.moe_gemm_shape import engine_shape
 from kvplan.perf.op_counts import eager_prefill_ops, graph_prefill_ops, recurrent_mixer_ops
+from kvplan.perf.shared_fusion import engine_folds_shared_expert
 from kvplan.perf.trtllm_ops import trtllm_eager_prefill_ops
 
 
@@ -105,8 +106,9 @@ def eager_ops(spec: ModelSpec, layout: Layout, eff: Efficiency, quantization: st
     (kvplan.perf.trtllm_ops.trtllm_eager_prefill_ops, whose own fusions are in its count)."""
     if eff.prefill_op_count is PrefillOpCount.trtllm:
         return trtllm_eager_prefill_ops(spec, layout, quantization, gpu=gpu)
+    folded = gpu is not None and engine_folds_shared_expert(eff, spec, gpu, layout, quantization)
     return eager_prefill_ops(spec, layout, quantization, platform=platform,
-                             fused_norms=fused_norms, gpu=gpu)
+                             fused_norms=fused_norms, gpu=gpu, shared_folded=folded)
 
 
 def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
@@ -126,7 +128,8 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     applies; vLLM's ops are counted from SGLang's model code (kvplan.perf.op_counts), which
     stands in for vLLM's. `version`: the engine release (None: the newest), which picks the
     attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention) and
-    its MLA decode's extra kernels (CostTraits.mla_decode_launches), each from its `since` on.
+    its MLA decode's extra kernels (CostTraits.mla_decode_launches) and where it folds a shared
+    expert into its fused MoE (CostTraits.shared_expert_fusion), each from its `since` on.
     `prefill_graph`: whether the engine's piecewise prefill CUDA graphs (CostTraits.
     prefill_graph) are on: None, the release's default -- on from its `default_since` release,
     and off where no release is named, as the launch time's fit rows name none
@@ -151,6 +154,9 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                       if version_key(version) >= version_key(k.since)),
                   mla_decode_launches=tuple(
                       k for k in traits.mla_decode_launches
+                      if version_key(version) >= version_key(k.since)),
+                  shared_expert_fusion=tuple(
+                      k for k in traits.shared_expert_fusion
                       if version_key(version) >= version_key(k.since)),
                   dp_attention_weights=rules.dp_attention_weights(options),
                   moe_a2a=(traits.moe_all_to_all(options, spec)

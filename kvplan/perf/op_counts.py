@@ -144,7 +144,7 @@ def _dense_mlp_ops(*, tp: int, fp8: bool) -> int:
 
 
 def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bool,
-                   platform: str = "cuda") -> int:
+                   platform: str = "cuda", shared_folded: bool = False) -> int:
     """Router GEMM, top-k, fused_moe, shared experts, the reduction over ranks.
 
     fused_moe_triton (layers/moe/fused_moe_triton/fused_moe.py fused_experts_impl):
@@ -162,11 +162,12 @@ def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bo
     (`num_fused_shared_experts`, off with --disable-shared-experts-fusion), which removes those
     ops (DeepSeek-V3 TP 8: 1,759 instead of 2,107); they are counted apart, as
     the early-2025 engines of three of the four fit rows ran them. GLM-4.5's is folded in
-    (`fused_shared_expert`): no ops of its own."""
+    (`fused_shared_expert`): no ops of its own; so is one the engine folds in (`shared_folded`:
+    SGLang's DeepSeek-V3 on ROCm, kvplan.perf.shared_fusion)."""
     assert spec.moe is not None
     experts = 6 + (2 if fp8 else 0)
     shared = 0
-    if fused_shared_expert(spec, layout, platform):
+    if shared_folded or fused_shared_expert(spec, layout, platform):
         shared = 0
     elif spec.moe.n_shared_experts or spec.moe.shared_expert_intermediate_size:
         shared = 2 * _gemm_ops(shared_fp8) + 1 + 1 + _shared_expert_gate_ops(spec)
@@ -325,14 +326,16 @@ def _recurrent_layer_ops(spec: ModelSpec, index: int, *, tp: int, fp8: bool) -> 
 @spec_cache(maxsize=1024)  # pure; asked for every simulated prefill step
 def eager_prefill_ops(spec: ModelSpec, layout: Layout = ONE_GPU,
                       quantization: str | None = None, *, platform: str = "cuda",
-                      fused_norms: bool = False, gpu: GPU | None = None) -> int:
+                      fused_norms: bool = False, gpu: GPU | None = None,
+                      shared_folded: bool = False) -> int:
     """Ops SGLang launches in one prefill step of `spec` on one rank of `layout` (on
     `platform`, GPU.platform: "cuda" or "rocm"): every decoder layer, plus embedding (+ its
     all-reduce under TP, layers/vocab_parallel_embedding.py),
     the final norm and the lm_head (+ its all-gather under TP, layers/logits_processor.py).
     `fused_norms`: the step runs the fused all-reduce + RMSNorm
     (kvplan.perf.engine_traits.fuses_allreduce_norm), one op (layernorm.py
-    forward_with_allreduce_fusion) for each all-reduce and the norm after it."""
+    forward_with_allreduce_fusion) for each all-reduce and the norm after it. `shared_folded`:
+    the engine runs the one shared expert inside its fused MoE (kvplan.perf.shared_fusion)."""
     check_layout(spec, layout)
     att_tp = layout.attention_tp
     expert_ranks = layout.expert_shards  # ep x moe_tp (kvplan.perf.layout.Layout)
@@ -354,7 +357,8 @@ def eager_prefill_ops(spec: ModelSpec, layout: Layout = ONE_GPU,
         lp = counts.layers[i]
         if lp.routed_experts and spec.moe is not None:
             total += _moe_block_ops(spec, layout, fp8=fp8_exp["experts"],
-                                    shared_fp8=fp8["dense_mlp"], platform=platform)
+                                    shared_fp8=fp8["dense_mlp"], platform=platform,
+                                    shared_folded=shared_folded)
         elif lp.mlp:
             total += _dense_mlp_ops(tp=att_tp, fp8=fp8["dense_mlp"])
         if fused_norms:

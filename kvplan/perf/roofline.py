@@ -153,6 +153,7 @@ from kvplan.perf.op_counts import (
     topk_kernels,
 )
 from kvplan.perf.router_cost import fp32_router, fp32_router_runs
+from kvplan.perf.shared_fusion import engine_folds_shared_expert
 from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
 from kvplan.perf.step_comm import _logits_gather, _vocab_gather
 from kvplan.perf.step_ops import OpTime, StepTime, _indexer_ops, _projection_kernels, _Step
@@ -430,7 +431,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         s.over_floor("small_kernels", post)
         # A shared expert folded into fused_moe (`fused_shared_expert`) is read by the routed
         # experts' two grouped GEMMs: its bytes and FLOPs join them, with no kernels of its own.
-        folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
+        # So is one the engine folds in (kvplan.perf.shared_fusion: SGLang's DeepSeek-V3 on ROCm).
+        folded = bool(lp.routed_experts) and (
+            fused_shared_expert(spec, layout, gpu.platform)
+            or engine_folds_shared_expert(eff, spec, gpu, layout, quantization))
         shared_s = s.by_op.get("mlp", 0.0)
         if lp.mlp and not folded:
             s.op("mlp", flops=mlp_tokens * 2 * lp.mlp / mlp_tp,

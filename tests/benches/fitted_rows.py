@@ -1569,6 +1569,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "43.7 -> 28.5 %, E2E mean 44.1 -> 29.3 %, TTFT mean 56.0 -> 55.0 % "
                 "(tests/benches/prospective59_runs.py, tests/benches/mi300x_forensic.py)",
            rows=_PROSPECTIVE59_DEEPSEEK),
+    Shaped(commit="a412b355",
+           rule="SGLang 0.5.7 runs DeepSeek-V3's one shared expert inside the fused MoE on "
+                "ROCm gfx942 / gfx950 (models/deepseek_v2.py determine_num_fused_shared_"
+                "experts; kvplan.engines.sglang.shared_fusion): the shared MLP's 4 kernels a "
+                "MoE layer go from the decode step, 6 ops from the eager prefill's count, its "
+                "bytes join the experts' op (a412b355, 73b5bdae); read while decomposing these "
+                "rows' decode step (task mi300x67). It moves them the other way (faster): "
+                "TPOT mean median |error| 28.5 -> 31.5 %, E2E mean 29.5 -> 31.6 %, TTFT mean "
+                "49.0 -> 53.1 % (tests/benches/prospective59_runs.py, mi300x_forensic.py)",
+           rows=_PROSPECTIVE59_DEEPSEEK),
     Shaped(commit="a52829a4",
            rule="vLLM's Marlin fused MoE for MXFP4 experts priced (kvplan.engines.vllm."
                 "moe_kernel VLLM_MARLIN_MXFP4_MOE: block by the mean rows per expert, "
@@ -1859,6 +1869,10 @@ LAST_RULE_CHANGE = {
     # SUM_LEN gathers (d54ded84: kvplan/perf/roofline.py, mixed_step.py, step_comm.py) left
     # examples/cost-bench.md byte-identical (no cost-bench row runs SGLang's split lm_head under
     # attention DP): the commit stays.
+    # Stop 66: mi300x67's SGLang shared-expert fusion for DeepSeek-V3 on ROCm (a412b355:
+    # kvplan/perf/roofline.py, shared_fusion.py, efficiency.py, engine_traits.py; kvplan/engines/
+    # sglang/shared_fusion.py) left examples/cost-bench.md byte-identical (no cost-bench row runs
+    # SGLang 0.5.7+ with DeepSeek-V3's 256 experts on an AMD GPU): the commit stays.
     "cost": RuleChange(commit="b26e18c104cb", time="2026-12-07T03:02:32+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch

@@ -14,13 +14,19 @@ on the same GPUs is within 6 %. Nothing here changes a rule, a constant or the h
 3. aiter's own measured block-FP8 GEMM times at DeepSeek-V3's TP-8 decode shapes (`AITER_GEMM`,
    ROCm/aiter e4048607a5 aiter/configs/model_configs/a8w8_blockscale_tuned_gemm_ds_v3.csv, the
    gfx942 / 304-CU rows at M = 16) beside kvplan's charge for the same GEMM kernel.
-4. The rule these runs shaped (commit 8da032bf, kvplan.engines.sglang.mla_decode: the first
-   three `CODE_READ` items, 18 kernels a layer at kvplan's 4 us floor): each DeepSeek-V3.1
-   run's TPOT error at the first evaluation (prospective59's record) beside the replay with it.
+4. The rules these runs shaped (commit 8da032bf, kvplan.engines.sglang.mla_decode: the first
+   three `CODE_READ` items, 18 kernels a layer at kvplan's 4 us floor; commit a412b355,
+   kvplan.engines.sglang.shared_fusion: the shared expert inside the fused MoE on ROCm, 4
+   kernels a MoE layer fewer): each DeepSeek-V3.1 run's TPOT error at the first evaluation
+   (prospective59's record) beside the replay with them.
    Before the rule, this forensic's own counterfactual (commit be438df2: all 19 kernels as a
    per-layer time, the MI300X preset patched for the replay) read a TPOT mean median |error|
    of 43.7 -> 27.6 % over the nine runs; no constant is fitted.
 5. What is left at concurrency 1, and the time per kernel that would close it (a lead).
+6. The block-FP8 GEMM SGLang 0.5.7 runs on gfx942 (`TRITON_GEMM`): aiter's Triton
+   gemm_a8w8_blockscale, not the CK kernel of item 3's table, whose gfx942 configuration for
+   the fused q_a + kv_a shape (N 2112, K 7168) was missing until 2026-02 (ROCm/aiter PR 1930,
+   sglang PR 18242); its published serving deltas set against what is left (a lead, no rule).
 
 Run: python -m tests.benches.mi300x_forensic (prints the Markdown section; not a page of
 examples/, no test compares it byte for byte; tests/test_mla_decode_rocm.py checks its parts).
@@ -94,6 +100,30 @@ CODE_READ = (
          "kernel, SGLANG_AITER_MLA_PERSIST default True, :50); not in the rule: kvplan "
          "counts one kernel for every split-KV decode kernel, CUDA's too", in_rule=False),
 )
+# Read in the same sdist (task mi300x67) and found to agree with what kvplan prices (no change).
+CHECKED = (
+    ("HIP graph (CUDA graph) replay of decode steps",
+     "on: disable_cuda_graph defaults False (server_args.py:526) and nothing turns it off for "
+     "HIP, only torch_native / flex attention, DeepEP normal mode, disaggregation without "
+     "piecewise graphs, tensor dumps (:1574, :1580, :1861, :2203, :2415)"),
+    ("TP all-reduces per decoder layer: 2",
+     "the attention output's (the layer communicator) and the MoE output's "
+     "(models/deepseek_v2.py:927-933, tensor_model_parallel_all_reduce after the experts); "
+     "kvplan: 2 x (8 us + bytes) a layer, the tp_all_reduce column"),
+    ("the all-reduce kernel: the custom one-shot all-reduce",
+     "GroupCoordinator.all_reduce takes the custom all-reduce first where should_custom_ar "
+     "holds, quick all-reduce only after it (distributed/parallel_state.py:612-625); on HIP "
+     "dispatch_custom_allreduce picks aiter's or sglang's (device_communicators/"
+     "custom_all_reduce.py:430-470); kvplan's xgmi3 latency is vLLM's custom all-reduce on "
+     "MI300 (7.07-7.66 us, ROCm/aiter PR 801)"),
+    ("the routed scaling factor", "fused into aiter's biased grouped top-k on HIP with aiter "
+     "(models/deepseek_v2.py:918-924 skips the multiply): no kernel"),
+    ("MTP / speculative decoding", "off: the launch line has no --speculative-algorithm"),
+    ("the shared expert", "inside the fused MoE on gfx942 (models/deepseek_v2.py:3348-3388): "
+     "kvplan charged it apart; commit a412b355 folds it in (kvplan.engines.sglang."
+     "shared_fusion), the decode step 0.93 ms shorter at batch 1, and 73b5bdae takes its 6 "
+     "ops a MoE layer out of the eager prefill's count"),
+)
 CODE_READ_KERNELS = sum(lead.kernels for lead in CODE_READ)  # per decoder layer: 19
 RULE_KERNELS = sum(lead.kernels for lead in CODE_READ if lead.in_rule)  # 18, the rule's
 assert RULE_KERNELS == SGLANG_GFX942_MLA_DECODE.extra_kernels
@@ -117,6 +147,20 @@ AITER_GEMM = (
 AITER_MLA_SOURCE = "https://github.com/ROCm/aiter/pull/2039, ASM, nhead 128, batch 1, 21-64 keys"
 AITER_MLA_BATCH1 = ((1, 21, 15.491), (1, 64, 14.717))
 
+# What 0.5.7 runs for a block-FP8 linear layer on HIP under SGLANG_USE_AITER (sglang 0.5.7 sdist,
+# layers/quantization/fp8_utils.py): `_dispatch_auto_backend` returns aiter_w8a8_block_fp8_linear
+# (:244-260), which quantizes the activation per 1 x 128 (aiter_per1x128_quant, :503) and calls
+# `gemm_a8w8_blockscale` imported from aiter.ops.triton.gemm_a8w8_blockscale (:58-65; the CK
+# import is commented out): aiter's Triton kernel, configured per (N, K) from a per-arch file
+# where one exists, else a default. ROCm/aiter PR 1930 (2026-01-29, after 0.5.7's 2026-01-01
+# sdist): "the tuning configuration for the specific shape (N=2112, K=7168) was missing on
+# mi300x, causing it to fall back to default parameters"; its SGLang DeepSeek-R1 serving on
+# MI300X (1k / 1k) with the tuned configuration, median TPOT before -> after, ms, by
+# concurrency. sglang PR 18242 (2026-02) names aiter PR 2024 as the fix it takes for gfx942.
+TRITON_GEMM_SOURCE = ("https://github.com/ROCm/aiter/pull/1930 (median TPOT, SGLang, "
+                      "DeepSeek-R1, MI300X, 1k/1k; Triton gemm_a8w8_blockscale N 2112 K 7168)")
+TRITON_GEMM_TPOT = ((4, 28.76, 22.05), (8, 37.19, 25.56), (16, 47.17, 30.83), (32, 46.60, 34.30))
+
 
 @dataclass(frozen=True)
 class Point:
@@ -129,7 +173,7 @@ class Point:
     layers: int
     measured_tpot_ms: float
     step: StepTime
-    before_rule: StepTime  # the same step without the engine's MLA decode kernels (8da032bf)
+    before_rule: StepTime  # the same step without the rules these runs shaped (8da032bf, a412b355)
 
 
 def steady_point(run: dict) -> tuple[int, int]:  # type: ignore[type-arg]
@@ -157,7 +201,7 @@ def decompose(run: dict, eff: efficiency.Efficiency | None = None) -> Point:  # 
     st, before = (step_time(spec, inputs.gpu, tokens=batch, context=context, requests=batch,
                             kv_dtype=cap.kv_dtype, layout=sim.cost.layout, eff=e,
                             quantization=cap.quantization)
-                  for e in (used, replace(used, mla_decode_launches=())))
+                  for e in (used, replace(used, mla_decode_launches=(), shared_expert_fusion=())))
     return Point(run_id=run["id"].removeprefix(ID_PREFIX), model=run["model_id"], batch=batch,
                  context=context, layers=spec.num_hidden_layers,
                  measured_tpot_ms=run["measured"]["mean_tpot_ms"], step=st, before_rule=before)
@@ -172,7 +216,7 @@ def _ms(seconds: float) -> str:
 
 
 def print_decomposition(pts: list[Point]) -> None:
-    print("| run | batch | context | measured TPOT ms | kvplan step before the rule ms | "
+    print("| run | batch | context | measured TPOT ms | kvplan step before the rules ms | "
           "kvplan step ms | " + " | ".join(COLUMNS) + " | other | measured - step ms | "
           "per layer us |")
     print("|---|---:|---:|---:|---:|---:|" + "---:|" * len(COLUMNS) + "---:|---:|---:|")
@@ -215,9 +259,9 @@ def print_section() -> None:
           "operation (kvplan.perf.roofline names; ms per step on one rank), against the "
           "measured mean TPOT. Concurrency-1 rows: the TPOT is the step. Above it the "
           "measured TPOT also holds other requests' prefills, so 'measured - step' bounds "
-          "the step's miss from above. The step is priced with the rule these runs shaped "
-          "(commit 8da032bf, kvplan.engines.sglang.mla_decode); 'before the rule' is the same "
-          "step without it.\n")
+          "the step's miss from above. The step is priced with the rules these runs shaped "
+          "(commit 8da032bf, kvplan.engines.sglang.mla_decode; commit a412b355, kvplan.engines."
+          "sglang.shared_fusion); 'before the rules' is the same step without them.\n")
     print_decomposition(pts)
     lone = [p for p in pts if p.batch == 1]
     print("\nAt concurrency 1, DeepSeek-V3.1's measured TPOT barely moves with the context "
@@ -225,9 +269,9 @@ def print_section() -> None:
                       if "DeepSeek" in p.model)
           + ": a fixed step of ~23.5 ms on one rank, against kvplan's "
           + ", ".join(_ms(p.before_rule.seconds) for p in lone if "DeepSeek" in p.model)
-          + " ms before the rule ("
+          + " ms before the rules ("
           + ", ".join(_ms(p.step.seconds) for p in lone if "DeepSeek" in p.model)
-          + " with it). Maverick's ("
+          + " with them). Maverick's ("
           + ", ".join(f"{p.measured_tpot_ms:.2f} measured, {_ms(p.step.seconds)} kvplan"
                       for p in lone if "Maverick" in p.model)
           + ") shares the GPU preset, the xGMI all-reduce and the 4 us floor, so the miss is in "
@@ -243,9 +287,16 @@ def print_section() -> None:
               f"{'yes' if lead.in_rule else 'no'} | {lead.source} |")
     print(f"| all | {CODE_READ_KERNELS} | {_ms(CODE_READ_KERNELS * floor * layers)} | "
           f"{RULE_KERNELS} | |")
-    print(f"\naiter's measured block-FP8 GEMM kernels at the TP-8 decode shapes, M = 16 "
+    print("\nRead in the same sdist and priced as kvplan prices it (or now, by a412b355):\n")
+    print("| what | 0.5.7 on gfx942 |")
+    print("|---|---|")
+    for what, read in CHECKED:
+        print(f"| {what} | {read} |")
+    print(f"\naiter's measured block-FP8 CK GEMM kernels at the TP-8 decode shapes, M = 16 "
           f"({AITER_GEMM_SOURCE}), against kvplan's charge for the GEMM kernel (its "
-          "quantize kernel is a second floor in both):\n")
+          "quantize kernel is a second floor in both). Not the kernel 0.5.7 runs: its "
+          "block-FP8 linear layers call aiter's Triton gemm_a8w8_blockscale (below), so these "
+          "are a tuned CK kernel's times, of the shapes only:\n")
     print("| GEMM | N x K | aiter us | kvplan us |")
     print("|---|---|---:|---:|")
     for role, n, k, us in AITER_GEMM:
@@ -258,17 +309,19 @@ def print_section() -> None:
           f"({shared:.1f} us) do not run on gfx942: SGLang 0.5.7 fuses DeepSeek-V3's shared "
           "expert into the routed experts' fused MoE on gfx942 and later "
           "(models/deepseek_v2.py:3348-3389, 'AMD-platform with capability >= gfx942'; "
-          "aiter's glm5_1 table's 257-expert top-9 rows are that shape), where kvplan charges "
-          "it apart (the `mlp` column on MoE layers, 4 floors) -- that error runs the other "
-          "way (kvplan ~0.9 ms a step too slow) and roughly cancels the projections' one.\n")
+          "aiter's glm5_1 table's 257-expert top-9 rows, the MI300X preset's moe floor, are "
+          "that shape): kvplan charged it apart (4 floors a MoE layer, 0.93 ms a step) until "
+          "commit a412b355 (kvplan.engines.sglang.shared_fusion), which folds it in.\n")
     rows = rule_rows()
-    print("The rule these runs shaped (commit 8da032bf; the first three items above, "
+    print("The rules these runs shaped (commit 8da032bf: the first three items above, "
           f"{RULE_KERNELS} kernels a layer at the 4 us floor, decode steps of SGLang 0.5.7 "
-          "and later on gfx942 where aiter runs), mean TPOT error predicted / measured - 1 "
+          "and later on gfx942 where aiter runs; with it alone the median below read 28.5 %. "
+          "Commit a412b355: the shared expert inside the fused MoE, 4 floors a MoE layer "
+          "fewer, the other way), mean TPOT error predicted / measured - 1 "
           "(the first evaluation at 25b47b7e is prospective59's record; this forensic's "
-          "counterfactual before the rule, commit be438df2, all 19 kernels: median 43.7 -> "
+          "counterfactual before the rules, commit be438df2, all 19 kernels: median 43.7 -> "
           "27.6 %):\n")
-    print("| run | first evaluation (record) | replayed with the rule |")
+    print("| run | first evaluation (record) | replayed with the rules |")
     print("|---|---:|---:|")
     for run_id, before, after in rows:
         print(f"| {run_id} | {before:+.1%} | {after:+.1%} |")
@@ -289,8 +342,8 @@ def print_section() -> None:
           "the MI300X's HBM: aiter's MLA decode with one request reads the cache far below "
           "the HBM rate (a lead; no batch-1 aiter MLA timing was found).\n")
     others = CODE_READ_KERNELS - RULE_KERNELS
-    print("What is left at concurrency 1 after the rule (and the aiter reduce kernel, not in "
-          "it, at the floor), and the time per kernel that would close it over every kernel "
+    print("What is left at concurrency 1 after the rules (and the aiter reduce kernel, not in "
+          "them, at the floor), and the time per kernel that would close it over every kernel "
           "kvplan now charges at the floor (a lead, not a measurement: no HIP-graph kernel "
           "spacing on MI300X was found):\n")
     print("| run | left ms per step | left us per layer | floor that closes it us |")
@@ -309,13 +362,55 @@ def print_section() -> None:
           "kernel family on an MI355X (nhead 32, https://github.com/ROCm/aiter/pull/3003) "
           "grows from 15.8 us at 21 keys to 33.0 us at 8,192 with one request (the measured "
           "TPOT's growth above is the same kind, not the HBM rate). The attention projections' "
-          "aiter GEMMs (above) add "
-          f"{_ms((attn / 1e6 - 3 * floor) * layers)} ms a step, the fused shared expert takes "
-          "about as much away. SGLang PR 18242 (merged 2026-02, after 0.5.7) puts gfx942 on "
+          "tuned CK GEMMs (above) would add "
+          f"{_ms((attn / 1e6 - 3 * floor) * layers)} ms a step. SGLang PR 18242 (merged "
+          "2026-02, after 0.5.7) puts gfx942 on "
           "the fused rope + cat + KV-write kernel and aiter's tuned gfx942 GEMMs for '~11%' "
           "decode throughput (its batch not stated): of the order of the rule's RoPE and cat "
           f"kernels ({_ms(16 * floor * layers)} ms of the ~24 ms one-request step at the "
           "floor), not a measurement of them.")
+    print_triton_gemm(deep, floor)
+
+
+def triton_gemm_per_layer_us() -> list[tuple[int, float]]:
+    """(concurrency, us a decoder layer) that aiter PR 1930's tuned gfx942 configuration of the
+    fused q_a + kv_a Triton GEMM took off SGLang's DeepSeek-R1 median TPOT on MI300X: (before -
+    after) / 61 layers (the GEMM runs once a layer). A serving delta, not a kernel timing: above
+    concurrency 4 the TPOT also holds prefills, whose GEMM (M = the prompt) got faster too."""
+    return [(conc, (before - after) * 1e3 / 61) for conc, before, after in TRITON_GEMM_TPOT]
+
+
+def _left_us(p: Point) -> float:
+    return (p.measured_tpot_ms / 1e3 - p.step.seconds) / p.layers / US
+
+
+def print_triton_gemm(deep: list[Point], floor: float) -> None:
+    """Item 6 (a lead, not applied): the untuned Triton GEMM beside what is left."""
+    print("\nThe block-FP8 GEMM 0.5.7 runs on gfx942 is aiter's Triton gemm_a8w8_blockscale "
+          "(sglang 0.5.7 layers/quantization/fp8_utils.py:58-65, :244-260, :485-519), whose "
+          "gfx942 configuration for the fused q_a + kv_a shape (N 2112, K 7168) was missing "
+          f"until 2026-02, so it ran aiter's default one ({TRITON_GEMM_SOURCE}). What that "
+          "PR's tuned configuration took off SGLang's DeepSeek-R1 TPOT on MI300X, per decoder "
+          "layer (the GEMM runs once a layer; kvplan charges it a quantize and a GEMM kernel "
+          "at the 4 us floor):\n")
+    print("| concurrency | median TPOT before ms | after ms | per layer us |")
+    print("|---:|---:|---:|---:|")
+    for (conc, before, after), (_, us) in zip(TRITON_GEMM_TPOT, triton_gemm_per_layer_us(),
+                                               strict=True):
+        print(f"| {conc} | {before:.2f} | {after:.2f} | {us:.0f} |")
+    least = triton_gemm_per_layer_us()[0][1]
+    print(f"\nAt concurrency 4 the default configuration costs {least:.0f} us a layer more "
+          "than the tuned one; what is left of each concurrency-1 step above after the rules "
+          "(and the reduce kernel) is "
+          + ", ".join(f"{_left_us(p) - floor / US:.0f}" for p in deep)
+          + " us a layer. Of the same size, but a serving delta on another release and "
+          "another batch, not a kernel timing of this launch (no timing of aiter's default "
+          "Triton configuration at N 2112, K 7168 on gfx942 was found; ROCm/aiter PR 1232's "
+          "default at M = 64 on an MI350X took 128.8 us, tuned 68.5): a lead, not applied. "
+          "Whether the 0.5.7 ROCm image's aiter lacked the configuration is inferred from the "
+          "dates (the sdist is of 2026-01-01, PR 1930 of 2026-01-29 says it was missing); the "
+          "image's aiter commit was not read.")
+
 
 if __name__ == "__main__":
     print_section()

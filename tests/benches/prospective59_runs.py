@@ -17,7 +17,9 @@ figure of the section is computed by the replay, so the page follows later rule 
 the record stays. No row is fitted. The nine DeepSeek-V3.1 runs then shaped one rule
 (`SHAPED_RULE`: SGLang's absorbed-MLA decode on gfx942, kvplan.engines.sglang.mla_decode,
 commit 8da032bf, after tests/benches/mi300x_forensic.py read why their TPOT was fast): they are
-no test of it (tests/benches/fitted_rows.py SHAPED_BY); the Maverick runs do not move.
+no test of it (tests/benches/fitted_rows.py SHAPED_BY); nor of the second (`SHAPED_RULE`:
+SGLang's shared-expert fusion for DeepSeek-V3 on ROCm, kvplan.engines.sglang.shared_fusion,
+commit a412b355); the Maverick runs do not move.
 
 Run: python -m tests.benches.prospective59_runs (the section of examples/simulate-bench.md).
 """
@@ -55,7 +57,7 @@ FIRST_EVALUATION = (
 
 ID_PREFIX = "sgl-cookbook "  # every run id begins so
 
-# The rule the DeepSeek-V3.1 runs shaped after their first evaluation (module docstring), as the
+# The rules the DeepSeek-V3.1 runs shaped after their first evaluation (module docstring), as the
 # section states it; the figures after it are the replay's own.
 SHAPED_RULE = (
     "After the first evaluation the nine DeepSeek-V3.1 runs shaped one rule (commit 8da032bf; "
@@ -63,8 +65,13 @@ SHAPED_RULE = (
     "decode on gfx942 launches 18 kernels a layer kvplan did not count (DeepSeek's YaRN RoPE "
     "as PyTorch ops on HIP, the FP8 W_UK / W_UV cast and scale before a bf16 bmm, q / k "
     "concatenated before aiter; kvplan.engines.sglang.mla_decode), each at the 4 us floor. "
-    "Those runs are shaped, no test of it (tests/benches/fitted_rows.py SHAPED_BY); the "
-    "Llama-4-Maverick runs do not move. The tables below are the replay with it; the first "
+    "Then a second, read while decomposing their decode step (commit a412b355, task "
+    "mi300x67): SGLang 0.5.7 runs DeepSeek-V3's one shared expert inside the fused MoE on "
+    "ROCm (kvplan.engines.sglang.shared_fusion), 4 kernels a MoE layer fewer in a decode "
+    "step, 6 ops in an eager prefill; it moves the runs the other way (the nine's mean TPOT "
+    "28.5 -> 31.5 %, mean TTFT 49.0 -> 53.1 %). "
+    "Those runs are shaped, no test of either (tests/benches/fitted_rows.py SHAPED_BY); the "
+    "Llama-4-Maverick runs do not move. The tables below are the replay with both; the first "
     "evaluation stays the record (the per-run table).")
 
 # The first evaluation per run (25b47b7e): mean TTFT and mean TPOT error, predicted / measured
@@ -105,7 +112,7 @@ def finding(part: list[Result]) -> str:
     done = [r for r in part if not r.refused]
     if not done:
         return "Every run was refused (reasons in the tables)."
-    text = "What the replay shows (computed, with the rule the DeepSeek-V3.1 runs shaped)."
+    text = "What the replay shows (computed, with the rules the DeepSeek-V3.1 runs shaped)."
     for i, model in enumerate(dict.fromkeys(model_of(r) for r in done), start=1):
         mine = [r for r in done if model_of(r) == model]
         errors = [_err(r, *PAIRS52[2]) for r in mine]

@@ -58,6 +58,7 @@ from kvplan.engines.sglang.prefill_graph import SGLANG_PIECEWISE_PREFILL
 from kvplan.engines.sglang.quant_methods import check_sglang_quantization
 from kvplan.engines.sglang.router_gemm import SGLANG_ROUTER_GEMM
 from kvplan.engines.sglang.shared_stream import SGLANG_SHARED_EXPERT_STREAM
+from kvplan.engines.sglang.shared_fusion import SGLANG_SHARED_EXPERT_FUSION
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.model.attention import AttentionKind
 from kvplan.weights.base import DpAttentionWeights, StageOuter
@@ -160,6 +161,7 @@ class SglangEngine(EngineDefaults):
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION,
                              kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION,
                              mla_decode_launches=SGLANG_MLA_DECODE_LAUNCHES,
+                             shared_expert_fusion=SGLANG_SHARED_EXPERT_FUSION,
                              prefill_graph=SGLANG_PIECEWISE_PREFILL,
                              router_gemm=SGLANG_ROUTER_GEMM,
                              experts_shape=SGLANG_EXPERTS_SHAPE,  # its own (moe_shape)
