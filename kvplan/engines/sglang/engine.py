@@ -57,8 +57,8 @@ from kvplan.engines.sglang.pools import (
 from kvplan.engines.sglang.prefill_graph import SGLANG_PIECEWISE_PREFILL
 from kvplan.engines.sglang.quant_methods import check_sglang_quantization
 from kvplan.engines.sglang.router_gemm import SGLANG_ROUTER_GEMM
-from kvplan.engines.sglang.shared_stream import SGLANG_SHARED_EXPERT_STREAM
 from kvplan.engines.sglang.shared_fusion import SGLANG_SHARED_EXPERT_FUSION
+from kvplan.engines.sglang.shared_stream import SGLANG_SHARED_EXPERT_STREAM
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.model.attention import AttentionKind
 from kvplan.weights.base import DpAttentionWeights, StageOuter
