@@ -100,3 +100,32 @@ def why_speculative(row: dict[str, str]) -> str:
 def why_refused(row: dict[str, str]) -> str:
     """Why the aggregated replay refuses the row for its config ("" where it does not)."""
     return why_ambiguous(row) or why_speculative(row)
+
+
+# The record of tests.benches.mtprows67_eval's one run (rule frozen at 164007f0 before it);
+# printed after aiconfig_agg_scripts.FINDING by aiconfig_agg_runs.print_harness.
+FINDING = (
+    "mtprows67: since this change the page refuses, with the reason, an InferenceX row that "
+    "two or more of InferenceX's master configs could have produced at the row's commit (same "
+    "model, GPU, precision, engine, ISL / OSL, TP / EP / attention DP, concurrency; "
+    "tests/data/sim_to_real/inferencex_agg_row_configs.csv, tests/benches/"
+    "aiconfig_agg_configs.py) where its own image= does not pick one, and a row whose one "
+    "config ran it with speculative decoding (MTP): the replay has no draft model and passes "
+    "the plain script's flags. Every pair found is a plain config and its -mtp twin "
+    "(DeepSeek-R1 FP8 B200 SGLang at 12ba0ae07, the pairs sgldec67 found; DeepSeek-R1 FP4 / "
+    "FP8 B200 and FP8 H200 TensorRT-LLM; Qwen3.5 and DeepSeek-R1 B300 SGLang). Of the 1,311 "
+    "replayable InferenceX rows, 134 are ambiguous and 80 an MTP config's alone (SGLang B200 "
+    "35 + 42 of 217, B300 50 of 99; TensorRT-LLM B200 36 + 36 of 192, H200 13 + 2 of 27; "
+    "vLLM none); 206 rows no config's space holds (130 wip=True pull-request runs) stay "
+    "replayed: nothing says another config ran them. Nothing fitted, no figure read to pick a "
+    "row. Before -> after on aggflags67's subsets (each arm over the rows it replays; the "
+    "rows kept replay the same): fixed lengths (96 rows), replayed 94 -> 75, both inside "
+    "29 -> 22, median |TTFT err| 39.7 -> 41.3 %, TTFT ratio 1.23 -> 1.34 (held out 61 -> 49: "
+    "both inside 23 -> 17, 39.9 -> 41.3 %; shaped 33 -> 26: 6 -> 5, 39.5 -> 48.7 %, |TPOT "
+    "err| 15.6 -> 10.5 %: the refused TensorRT-LLM rows had TPOT ratio 1.74, kvplan's plain "
+    "decode against MTP-fast measured TPOTs); SGLang 29 -> 17 replayed, both inside 7 -> 1 "
+    "(the rows left were among its best); under the client workload (17 rows) replayed "
+    "17 -> 12, both inside 8 -> 7, |TTFT err| 21.1 -> 20.5 %, |TPOT err| 10.9 -> 9.4 %. At "
+    "the fixed lengths the figures get worse (7 of the 19 refused rows were inside): a row "
+    "inside that ran another config than the one replayed is no evidence for the model, so "
+    "the refusal stands as the default.")

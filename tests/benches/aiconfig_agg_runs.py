@@ -711,6 +711,7 @@ def print_harness(part: list[Replay]) -> None:
     print(f"\n{aiconfig_agg_client.FINDING}")
     print(f"\n{GPTOSS_HOPPER_FINDING}\n\n{aiconfig_agg_env.FINDING}")
     print(f"\n{aiconfig_agg_scripts.FINDING}")
+    print(f"\n{aiconfig_agg_configs.FINDING}")
 
 
 def _representative() -> SimSetup:
