@@ -107,6 +107,7 @@ from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
 from tests.benches import (
     aiconfig_agg_client,
+    aiconfig_agg_configs,
     aiconfig_agg_dp,
     aiconfig_agg_env,
     aiconfig_agg_scripts,
@@ -450,7 +451,9 @@ def replay_on(row: dict[str, str], sim: Callable[[], SimSetup], cohort: str) -> 
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
             "input_len": int(row["isl"]), "output_len": int(row["osl"]), "cohort": cohort}
-    why = why_not(row)
+    # mtprows67: a row two InferenceX configs could have produced, or a speculative-decoding
+    # config's (tests.benches.aiconfig_agg_configs), is refused, counted with the others.
+    why = why_not(row) or aiconfig_agg_configs.why_refused(row)
     if why:
         return Replay(**base, why_not=why)
     try:
@@ -708,6 +711,7 @@ def print_harness(part: list[Replay]) -> None:
     print(f"\n{aiconfig_agg_client.FINDING}")
     print(f"\n{GPTOSS_HOPPER_FINDING}\n\n{aiconfig_agg_env.FINDING}")
     print(f"\n{aiconfig_agg_scripts.FINDING}")
+    print(f"\n{aiconfig_agg_configs.FINDING}")
 
 
 def _representative() -> SimSetup:
