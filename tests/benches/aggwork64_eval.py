@@ -43,7 +43,7 @@ def stratum(row: dict[str, str]) -> tuple[str, int, str]:
 
 
 def subset(n: int = N) -> list[dict[str, str]]:
-    shaped = agg.shaped_rows(without=agg.NAMED_BY_MARLINROW66)  # the subset as drawn
+    shaped = agg.shaped_rows(without=agg.NAMED_AFTER_AGGWORK64)  # the subset as drawn
     pool = [r for r in agg.rows() if client.inferencex(r) and not agg.why_not(r)
             and PREFIX + r["id"] not in shaped]
     strata: dict[tuple[str, int, str], list[dict[str, str]]] = defaultdict(list)
