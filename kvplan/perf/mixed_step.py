@@ -54,9 +54,23 @@ its own code, kvplan.perf.trtllm_ops). Off by
 default (callers outside the simulator's set-up, kvplan.analysis.simulate.run, build it without
 the flag).
 
-Not modelled: vLLM's async scheduling (the CPU's
-scheduling overlapped with the GPU step); MLA's prefill tokens are charged the decode
-(absorbed) form's projections.
+TensorRT-LLM's context-step kernels (kvplan.perf.trtllm_bytes, trtctx66; trtsim67): a step
+holding a prefill chunk runs them as `roofline.step_time` charges a prefill step, the rule
+written once there (`context_tokens`): its whole-batch kernels (norms, the linears' input
+quantizations, SwiGLU, the CUTLASS MoE's kernels, the MoE output add) over all the step's
+tokens, in place of the decode step's norm rows (kvplan.perf.norm_traffic), and MLA's context
+path (kv_b_proj's input quantization, the k_nope copy, the qkv concat, the attention op's RoPE
+and FP8 copies) over its prefill tokens alone (`context_only_seconds`): trtllm_bytes' docstring
+reads MLA.forward_impl and thop/attentionOp.cpp's context pass for the split.
+
+Not modelled: vLLM's async scheduling (the CPU's scheduling overlapped with the GPU step); the
+other terms `roofline.step_time` takes by phase, a simulated step charging the decode phase's
+for its prefill tokens: MLA's projections in the decode (absorbed) form; the decode-only extra
+MLA kernels (attention_kernel.mla_decode_extra_kernels: charged in a step with a chunk too); a
+prefill step's MLP collective (Efficiency.prefill_mlp_all_reduce) and all-to-all cost by phase
+(kvplan.engines.moe_comm.MoeAllToAll.seconds); Gated DeltaNet's chunked-form state FLOPs; the
+bytes of the KV-dtype kernel's q / k / v casts (their floors and launches are charged,
+`_cast_s`).
 """
 
 from __future__ import annotations
@@ -66,6 +80,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kvplan._util.dtypes import GemmMath
+from kvplan.engines.cost_traits import PrefillOpCount
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import attention_token_bytes
 from kvplan.model.attention import LatentAttention
@@ -89,7 +104,10 @@ from kvplan.perf.graph_padding import ATTENTION_CORE_OPS, padded_tokens
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.roofline import step_time
 from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
+from kvplan.perf.step_ops import _Step
+from kvplan.perf.trtllm_bytes import attention_layer_kernels
 from kvplan.perf.vllm_ungraphed import vllm_ungraphed_ops
+from kvplan.perf.weight_bytes import bytes_per_param
 
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
 # the whole mix; the naive MLA up-projection, whose share is in the prefill form's FLOPs) or that
@@ -192,7 +210,18 @@ class MixedStepCost:
         self._padded: dict[int, int] = {
             t: padded_tokens(t, self.graph_sizes)
             for t in range(1, (self.graph_sizes[-1] if self.graph_sizes else 0) + 1)}
-        self._dense: dict[tuple[int, int], float] = {}
+        self._dense: dict[tuple[int, int, bool], float] = {}
+        # TensorRT-LLM's context-step kernels (kvplan.perf.trtllm_bytes; module docstring):
+        # those MLA's context path runs on a step's prefill tokens alone, bytes a token of one
+        # attention layer, and the span's attention layers; None: the engine charges none.
+        self._ctx_only: tuple[float, ...] | None = None
+        if self.eff.prefill_op_count is PrefillOpCount.trtllm:
+            att_math = bytes_per_param(spec, att_tp, quantization)[1]["attention"]
+            self._ctx_only = tuple(b for b, only in attention_layer_kernels(
+                spec, gpu, att_tp=att_tp, math=gpu.runs(att_math), norm=False,
+                kv_dtype=kv_dtype, version=self.eff.engine_version) if only)
+        self._att_layers = sum(map(spec.has_attention, span))
+        self._ctx_s: dict[int, float] = {}
         self._steps: dict[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], float] = {}
         self._head: dict[int, float] = {}
         self._gathered: dict[tuple[int, bool, int], float] = {}
@@ -250,37 +279,64 @@ class MixedStepCost:
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
                              eager_prefill=self.eager_prefill, layers=layers, head=head)
 
-    def _dense_exact(self, tokens: int, requests: int) -> float:
-        key = (tokens, requests)
+    def _dense_exact(self, tokens: int, requests: int, context: bool = False) -> float:
+        """`step_time`'s dense part at `tokens`; `context`: a step holding a context request,
+        TensorRT-LLM's context-step kernels charged over every token but those MLA's context
+        path runs on the prefill tokens alone (`context_only_seconds`, added by the caller)."""
+        key = (tokens, requests, context)
         hit = self._dense.get(key)
         if hit is None:
             st = step_time(self.spec, self.gpu, tokens=tokens, context=1,
                            requests=max(1, requests), logits=1, layers=self.layers,
-                           **self._common)
+                           context_tokens=tokens if context else 0, **self._common)
             own = sum(st.by_op.get(name, 0.0) for name in _OWN_OPS)
             if self._per_request_state:
                 own -= st.by_op.get("recurrent_state", 0.0)  # it depends on the requests: kept
+            if context:
+                own += self.context_only_seconds(tokens)
             hit = self._dense[key] = st.seconds - own
         return hit
 
-    def dense_seconds(self, tokens: int, requests: int) -> float:
+    def context_only_seconds(self, tokens: int) -> float:
+        """The kernels MLA's context path runs on a step's `tokens` prefill tokens alone
+        (kvplan.perf.trtllm_bytes.attention_layer_kernels), each beyond its floor as
+        `step_time` charges it (`_Step.over_floor`), in the span's attention layers; 0 where
+        the engine charges none."""
+        if not self._ctx_only or not tokens:
+            return 0.0
+        hit = self._ctx_s.get(tokens)
+        if hit is None:
+            if len(self._ctx_s) >= STEP_MEMO:
+                self._ctx_s.clear()
+            s = _Step(self.gpu, self.eff, self._floor)
+            for b in self._ctx_only:
+                s.over_floor("small_kernels", tokens * b)
+            hit = self._ctx_s[tokens] = self._att_layers * sum(s.result().by_op.values())
+        return hit
+
+    def dense_seconds(self, tokens: int, requests: int, context_tokens: int = 0) -> float:
         """Everything but the attention core for `tokens` tokens (padded to the next CUDA-graph
         size when graphs are captured) and `requests` logit rows. Up to EXACT_TOKENS tokens,
         `step_time` itself; beyond, linear between its values at multiples of GRID_TOKENS (a
         step that large is a chunked prefill, whose GEMMs are compute-bound and linear in the
-        tokens: tests/test_simulate.py bounds the gap)."""
+        tokens: tests/test_simulate.py bounds the gap). `context_tokens`: the step's prefill
+        tokens, where the engine charges context-step kernels (TensorRT-LLM: module docstring):
+        the step's whole-batch kernels at `tokens`, MLA's context path at these."""
         req = requests if self._per_request_state else 0
         tokens = self._padded.get(tokens, tokens)
+        ctx = self._ctx_only is not None and context_tokens > 0
         if tokens <= EXACT_TOKENS:
-            base = self._dense_exact(tokens, req)
+            base = self._dense_exact(tokens, req, ctx)
         else:
             lo = tokens // GRID_TOKENS * GRID_TOKENS
-            low = self._dense_exact(lo, req)
+            low = self._dense_exact(lo, req, ctx)
             if lo == tokens:
                 base = low
             else:
-                high = self._dense_exact(lo + GRID_TOKENS, req)
+                high = self._dense_exact(lo + GRID_TOKENS, req, ctx)
                 base = low + (high - low) * (tokens - lo) / GRID_TOKENS
+        if ctx:
+            base += self.context_only_seconds(context_tokens)
         return base + (self.head_seconds(requests) if self.head else 0.0)
 
     def launch_seconds(self, tokens: int) -> float:
@@ -501,8 +557,8 @@ class MixedStepCost:
             attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor,
                                                            partials, tokens - decodes)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, decodes + len(chunks)) + attention + launch
-                + self.ungraphed_seconds(tokens))
+        return (self.dense_seconds(tokens, decodes + len(chunks), tokens - decodes) + attention
+                + launch + self.ungraphed_seconds(tokens))
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
         """One step: `decode_contexts` (keys attended by each decode, its new token included)
@@ -525,6 +581,6 @@ class MixedStepCost:
             return 0.0
         requests = len(decode_contexts) + len(chunks)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, requests)
+        return (self.dense_seconds(tokens, requests, tokens - len(decode_contexts))
                 + self.attention_seconds(decode_contexts, chunks) + launch
                 + self.ungraphed_seconds(tokens))

@@ -82,7 +82,10 @@ def breakdown(on: tuple[str, ...], *, model: str = "deepseek-v3", gpu_name: str 
     with ExitStack() as stack:
         for name, (attr, off) in PARTS.items():
             if name not in on:
-                stack.enter_context(patch.object(roofline, attr, off))
+                # The attention op's kernels reach roofline through trtllm_bytes
+                # (attention_layer_kernels).
+                mod = trtllm_bytes if attr == "attention_op_bytes" else roofline
+                stack.enter_context(patch.object(mod, attr, off))
         if not fp4:
             stack.enter_context(patch.object(trtllm_bytes, "fp4_quant_bytes", lambda w: 0.0))
         gpu = get_gpu(gpu_name)
