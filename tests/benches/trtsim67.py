@@ -4,7 +4,22 @@ kernels of kvplan.perf.trtllm_bytes, whole-batch kernels over every token, MLA's
 over the prefill tokens alone). For DeepSeek-V3 FP8 on H200 (TP 8 EP 8, FP8 cache,
 1.2.0rc6.post1) and Qwen3-32B-FP8 on H100 (TP 1, 1.2.0rc1): each step's dense part priced as
 before (the decode phase's, `context_tokens` 0) and with the rule, and the whole step. Opt-in,
-on no page; evaluation: tests.benches.trtctx66_eval (3j, agg)."""
+on no page; evaluation: tests.benches.trtctx66_eval (3j, agg).
+
+Evaluated once after the freeze (bfae25ad), ratios predicted / measured:
+- disagg-bench 3j (123 rows, all shaped): 62 / 68 / 97 inside, medians 0.93 / 1.06, as the page
+  at 0808e98a: the disaggregated replay has no mixed step (its context server's steps are
+  kvplan.analysis.disagg prefill_step_ms, the static context step, trtctx66's already).
+- aggregated TensorRT-LLM rows (held out; sampled: every replayed H200 row, 12, and the first
+  12 replayed of b200 fp4, b200 fp8, h100 fp8): all 48 move, TTFT up 1-10 %. H200 both 1 -> 1,
+  TTFT 5 -> 5, TPOT 3 -> 3, median TTFT 0.92 -> 0.98, TPOT 1.42; the 36: both 13 -> 12, TTFT
+  17 -> 15, TPOT 25 -> 25, medians 1.27 -> 1.33 / 1.16 -> 1.17 (h100 fp8 TTFT 1.66 -> 1.77).
+- prospective60's 8 TensorRT-LLM rows (held out), mean TTFT error: Qwen3-32B A100 -10.5 /
+  -2.2 / +3.8 / +9.2 -> -9.7 / -1.2 / +5.2 / +11.2 %; Qwen3-32B-FP8 H100 -49.1 / -53.3 / -57.7
+  / -62.9 -> -46.8 / -50.6 / -54.4 / -59.0 %; mean TPOT A100 -8.8 / +7.3 / +12.8 / +12.9 ->
+  -8.8 / +8.4 / +14.3 / +14.9 %, H100 -44.3 / -49.6 / -53.9 / -55.7 -> -41.9 / -46.8 / -50.5 /
+  -51.2 % (32000/100, 4000/200, 2000/100, 128/4).
+- vLLM / SGLang: no row moves (no context-step kernels: tests/test_trtsim67.py)."""
 
 from __future__ import annotations
 
