@@ -87,7 +87,16 @@ def test_prefill_split_drops_the_all_to_all_and_nothing_else() -> None:
     # scales, 0.02 %, left out by hand).
     experts = 94 * (16 * 3 * 4096 * 1536 + 4096 * 128 * 2) / (3.35e12 * 0.69) * 1e3
     assert experts == pytest.approx(12.32, abs=0.01)
-    assert now.ms["experts"] == pytest.approx(experts, rel=1e-3)
+    # Since trtsim67 the simulated prompt step charges TensorRT-LLM's context-step kernels
+    # (kvplan.perf.trtllm_bytes), among them the CUTLASS block-FP8 MoE's (moe_kernel.
+    # cutlass_traffic, P_l = 1,024 x 8 / 8 = 1,024 pairs on the rank): its GEMMs' activations
+    # join the experts' bytes, 1,024 x (4,096 + 32 x 4 FP8 input + 2 x 2 x 1,536 GEMM1 out +
+    # 1,536 + 12 x 4 FP8 + 2 x 4,096 GEMM2 out) = 20,627,456 B at 2.3115e12 B/s = 8.9239 us,
+    # and its first quantize kernel 1,024 x (2 x 4,096 + 4,096 + 32 x 4) = 12,713,984 B is
+    # 0.21691 us over its floor at 3.015e12 B/s (the second, 4,767,744 B, under it): x 94 =
+    # 0.83884 + 0.02039 ms.
+    moe_gemm, moe_quant = 0.83884, 0.02039
+    assert now.ms["experts"] == pytest.approx(experts + moe_gemm + moe_quant, rel=1e-3)
     # 31.06 ms until logitsgather63, which charges the one row's logits all-gather over TP 8
     # (TensorRT-LLM's LMHead gather_output): 10 us + 7/8 x 151,936 x 2 B / 360e9 B/s = 10.739
     # us, and its reshape copy at the 4 us kernel floor: 14.739 us -> 31.08 ms. 32.43 since
@@ -97,13 +106,22 @@ def test_prefill_split_drops_the_all_to_all_and_nothing_else() -> None:
     # the quantization 1,024 x (4,096 x 2 + 4,096 + 32 x 4) = 12,713,984 B, 0.21691 us over;
     # 94 x 14.4751 us, less layer 0's input norm without residual (16,777,216 B, 1.56458 us
     # over: 5.5645 us less) = 1.3551 ms.
-    assert now.total_ms == pytest.approx(31.08 + 1.3551, abs=0.01)
+    # Since trtsim67 TensorRT-LLM's own context kernels replace those rows (trtllm_bytes): the
+    # all-reduce's message 1,024 x 4,096 x 2 B = 8,388,608 B passes the 8,000,000 B workspace
+    # (NCCL), so both norms are kernels of their own in every layer, 94 x 2 x 7.1291 us =
+    # 1.34028 ms; qkv_proj's input quantization the same 94 x 0.21691 us = 0.02039 ms (o_proj's,
+    # 1,024 x 3.03125 x 1,024 B, under its floor); the CUTLASS MoE's permute and finalize,
+    # 2 x 1,024 x 2 x 4,096 and 2 x (1,024 + 1,024) x 4,096 = 16,777,216 B each, 5.5646 us,
+    # 94 x 2 x 1.5646 us = 0.29414 ms (its activation, 9,437,184 B, under its floor): 1.65481
+    # ms where 1.3551 was, and the experts' 0.85923 above.
+    assert now.total_ms == pytest.approx(31.08 + 1.65481 + moe_gemm + moe_quant, abs=0.01)
     # Since 08aee189 the eager step's launch: 1,040 ops (tests/test_trtllm_prefill_ops.py) x
     # 63.2 us = 65.728 ms (72.8 at 70 us before mlaproj62's refit, 69.68 at 67 us before
     # hopperops65's), on top of the GPU work (asserts the simulator's sum).
     simulated = aiconfig_agg_trtep.prefill_split(sim, all_to_all=False)
     assert simulated.ms["prefill launch"] == pytest.approx(65.728)
-    assert simulated.total_ms == pytest.approx(31.08 + 1.3551 + 65.728, abs=0.01)
+    assert simulated.total_ms == pytest.approx(
+        31.08 + 1.65481 + moe_gemm + moe_quant + 65.728, abs=0.01)
     assert before.ms["prefill launch"] == now.ms["prefill launch"] == 0
 
 

@@ -16,7 +16,7 @@ from kvplan import load_spec
 from kvplan._util.dtypes import GemmMath
 from kvplan.engines.base import PrefillOpCount
 from kvplan.hardware.gpus import get_gpu
-from kvplan.perf import roofline
+from kvplan.perf import roofline, trtllm_bytes
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
 from kvplan.perf.roofline import step_time
@@ -48,7 +48,8 @@ def without_ctx66() -> Iterator[None]:
     """kvplan.perf.roofline without trtctx66's kernels (the attention op's RoPE / FP8 copies,
     the CUTLASS MoE's traffic, the MoE output's add and NVFP4 quantize)."""
     with ExitStack() as stack:
-        stack.enter_context(patch.object(roofline, "attention_op_bytes", lambda *a, **k: []))
+        # (the attention op's kernels reach roofline through trtllm_bytes.attention_layer_kernels)
+        stack.enter_context(patch.object(trtllm_bytes, "attention_op_bytes", lambda *a, **k: []))
         stack.enter_context(patch.object(roofline, "moe_output_bytes", lambda *a, **k: []))
         stack.enter_context(patch.object(roofline, "context_moe_kernel", lambda *a: None))
         yield

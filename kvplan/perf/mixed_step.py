@@ -57,9 +57,23 @@ its own code, kvplan.perf.trtllm_ops). Off by
 default (callers outside the simulator's set-up, kvplan.analysis.simulate.run, build it without
 the flag).
 
-Not modelled: vLLM's async scheduling (the CPU's
-scheduling overlapped with the GPU step); MLA's prefill tokens are charged the decode
-(absorbed) form's projections.
+TensorRT-LLM's context-step kernels (kvplan.perf.trtllm_bytes, trtctx66; trtsim67): a step
+holding a prefill chunk runs them as `roofline.step_time` charges a prefill step, the rule
+written once there (`context_tokens`): its whole-batch kernels (norms, the linears' input
+quantizations, SwiGLU, the CUTLASS MoE's kernels, the MoE output add) over all the step's
+tokens, in place of the decode step's norm rows (kvplan.perf.norm_traffic), and MLA's context
+path (kv_b_proj's input quantization, the k_nope copy, the qkv concat, the attention op's RoPE
+and FP8 copies) over its prefill tokens alone (`context_only_seconds`): trtllm_bytes' docstring
+reads MLA.forward_impl and thop/attentionOp.cpp's context pass for the split.
+
+Not modelled: vLLM's async scheduling (the CPU's scheduling overlapped with the GPU step); the
+other terms `roofline.step_time` takes by phase, a simulated step charging the decode phase's
+for its prefill tokens: MLA's projections in the decode (absorbed) form; the decode-only extra
+MLA kernels (attention_kernel.mla_decode_extra_kernels: charged in a step with a chunk too); a
+prefill step's MLP collective (Efficiency.prefill_mlp_all_reduce) and all-to-all cost by phase
+(kvplan.engines.moe_comm.MoeAllToAll.seconds); Gated DeltaNet's chunked-form state FLOPs; the
+bytes of the KV-dtype kernel's q / k / v casts (their floors and launches are charged,
+`_cast_s`).
 """
 
 from __future__ import annotations
@@ -81,6 +95,7 @@ from kvplan.perf.attention_kernel import (
     sparse_slots,
     varlen_kernel,
 )
+from kvplan.perf.context_only import ContextOnlyCost
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.engine_traits import (
     fuses_allreduce_norm,
@@ -201,7 +216,11 @@ class MixedStepCost:
         self._padded: dict[int, int] = {
             t: padded_tokens(t, self.graph_sizes)
             for t in range(1, (self.graph_sizes[-1] if self.graph_sizes else 0) + 1)}
-        self._dense: dict[tuple[int, int, bool], float] = {}
+        self._dense: dict[tuple[int, int, bool, bool], float] = {}
+        # TensorRT-LLM's context-only kernels (kvplan.perf.context_only; trtsim67).
+        self.context_only = ContextOnlyCost(spec, gpu, self.eff, att_tp=att_tp,
+                                            quantization=quantization, kv_dtype=kv_dtype,
+                                            span=span)
         self._steps: dict[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], float] = {}
         self._head: dict[int, float] = {}
         self._gathered: dict[tuple[int, bool, int], float] = {}
@@ -262,40 +281,58 @@ class MixedStepCost:
                              graph_mixed=self.graph_mixed,
                              captured_tokens=self.captured_tokens)
 
-    def _dense_exact(self, tokens: int, requests: int, captured: bool = False) -> float:
-        key = (tokens, requests, captured)
+    def _dense_exact(self, tokens: int, requests: int, captured: bool = False,
+                     context: bool = False) -> float:
+        """`step_time`'s dense part at `tokens`; `captured`: a decode-only step replayed from a
+        CUDA graph; `context`: a step holding a context request, TensorRT-LLM's context-step
+        kernels charged over every token but those MLA's context path runs on the prefill
+        tokens alone (`context_only_seconds`, added by the caller)."""
+        key = (tokens, requests, captured, context)
         hit = self._dense.get(key)
         if hit is None:
             st = step_time(self.spec, self.gpu, tokens=tokens, context=1,
                            requests=max(1, requests), logits=1, layers=self.layers,
-                           captured=captured, **self._common)
+                           captured=captured, context_tokens=tokens if context else 0,
+                           **self._common)
             own = sum(st.by_op.get(name, 0.0) for name in _OWN_OPS)
             if self._per_request_state:
                 own -= st.by_op.get("recurrent_state", 0.0)  # it depends on the requests: kept
+            if context:
+                own += self.context_only_seconds(tokens)
             hit = self._dense[key] = st.seconds - own
         return hit
 
-    def dense_seconds(self, tokens: int, requests: int, captured: bool = False, *,
-                      pad: bool = True) -> float:
+    def context_only_seconds(self, tokens: int) -> float:
+        """kvplan.perf.context_only: MLA's context-path kernels over `tokens` prefill tokens."""
+        return self.context_only.seconds(tokens)
+
+    def dense_seconds(self, tokens: int, requests: int, *, captured: bool = False,
+                      context_tokens: int = 0, pad: bool = True) -> float:
         """Everything but the attention core for `tokens` tokens (padded to the next CUDA-graph
         size when graphs are captured) and `requests` logit rows. Up to EXACT_TOKENS tokens,
         `step_time` itself; beyond, linear between its values at multiples of GRID_TOKENS (a
         step that large is a chunked prefill, whose GEMMs are compute-bound and linear in the
         tokens: tests/test_simulate.py bounds the gap). `captured`: a decode-only step replayed
-        from a CUDA graph (`captured_tokens`). `pad` False: at `tokens` as they are."""
+        from a CUDA graph (`captured_tokens`). `context_tokens`: the step's prefill tokens, where
+        the engine charges context-step kernels (TensorRT-LLM: module docstring): the step's
+        whole-batch kernels at `tokens`, MLA's context path at these. `pad` False: at `tokens`
+        as they are."""
         req = requests if self._per_request_state else 0
         if pad:
             tokens = self._padded.get(tokens, tokens)
+        ctx = self.context_only.byte_rows is not None and context_tokens > 0
         if tokens <= EXACT_TOKENS:
-            base = self._dense_exact(tokens, req, captured)
+            base = self._dense_exact(tokens, req, captured, ctx)
         else:
             lo = tokens // GRID_TOKENS * GRID_TOKENS
-            low = self._dense_exact(lo, req)
+            low = self._dense_exact(lo, req, context=ctx)
             if lo == tokens:
                 base = low
             else:
-                high = self._dense_exact(lo + GRID_TOKENS, req)
+                high = self._dense_exact(lo + GRID_TOKENS, req, context=ctx)
                 base = low + (high - low) * (tokens - lo) / GRID_TOKENS
+        if ctx:
+            base += self.context_only_seconds(context_tokens)
         return base + (self.head_seconds(requests) if self.head else 0.0)
 
     def launch_seconds(self, tokens: int) -> float:
@@ -516,9 +553,11 @@ class MixedStepCost:
             attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor,
                                                            partials, tokens - decodes)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, decodes + len(chunks), self._captured(tokens, chunks),
-                                   pad=self.graph_mixed or not chunks) + attention + launch
-                + self.ungraphed_seconds(tokens))
+        return (self.dense_seconds(tokens, decodes + len(chunks),
+                                   captured=self._captured(tokens, chunks),
+                                   context_tokens=tokens - decodes,
+                                   pad=self.graph_mixed or not chunks)
+                + attention + launch + self.ungraphed_seconds(tokens))
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
         """One step: `decode_contexts` (keys attended by each decode, its new token included)
@@ -541,7 +580,8 @@ class MixedStepCost:
             return 0.0
         requests = len(decode_contexts) + len(chunks)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, requests, self._captured(tokens, chunks),
+        return (self.dense_seconds(tokens, requests, captured=self._captured(tokens, chunks),
+                                   context_tokens=tokens - len(decode_contexts),
                                    pad=self.graph_mixed or not chunks)
                 + self.attention_seconds(decode_contexts, chunks) + launch
                 + self.ungraphed_seconds(tokens))

@@ -158,10 +158,8 @@ from kvplan.perf.split_decode import SplitDecodeCost, decode_partials
 from kvplan.perf.step_comm import _logits_gather, _vocab_gather
 from kvplan.perf.step_ops import OpTime, StepTime, _indexer_ops, _projection_kernels, _Step
 from kvplan.perf.trtllm_bytes import (
-    attention_kernel_bytes,
-    attention_op_bytes,
+    attention_layer_kernels,
     context_moe_kernel,
-    fp8_context_mla,
     mlp_kernel_bytes,
     moe_output_bytes,
     norm_bytes,
@@ -181,7 +179,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
               layers: range | None = None, logits: int | None = None,
               conv_dtype: str | None = None, ssm_dtype: str = "auto",
               sum_len: bool | None = None, gathered_logits: int | None = None,
-              captured: bool = False) -> StepTime:
+              captured: bool = False, context_tokens: int | None = None) -> StepTime:
     """One forward step on one GPU (rank) of `layout`.
 
     decode: `requests` requests per rank, `tokens` = requests x (1 + draft tokens) query tokens,
@@ -197,7 +195,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     the phase, SUM_LEN in prefill). `gathered_logits`: the logit rows a split lm_head runs on
     over the DP ranks (None: `logits` x the ranks, as many as this rank's on each).
     `captured`: a decode step the engine replays from a CUDA graph (the shared experts' second
-    stream, engine_traits.shared_expert_overlap, is taken only then)."""
+    stream, engine_traits.shared_expert_overlap, is taken only then).
+    `context_tokens`: of the `tokens`, those of context requests (None: all in prefill, none in
+    decode); a step holding any runs TensorRT-LLM's context-step kernels
+    (kvplan.perf.trtllm_bytes: MLA's context path over these tokens alone, the rest over all;
+    kvplan.perf.mixed_step prices a mixed step's prefill tokens so)."""
     check_layout(spec, layout)
     if eff is None:
         eff = device_efficiency(gpu)
@@ -313,9 +315,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         spec.moe is not None and eff.moe_kernel is not None) else {}
     # TensorRT-LLM's context step: its small kernels move their bytes (kvplan.perf.trtllm_bytes;
     # each charged beyond the floor it already costs below).
-    ctx_bytes = phase == "prefill" and eff.prefill_op_count is PrefillOpCount.trtllm
+    ctx_tokens = (tokens if phase == "prefill" else 0) if context_tokens is None else (
+        context_tokens)
+    ctx_bytes = ctx_tokens > 0 and eff.prefill_op_count is PrefillOpCount.trtllm
     own_norm = ctx_bytes and separate_norm(h, tokens, att_tp)
-    fp8_ctx = ctx_bytes and fp8_context_mla(gpu, kv_dtype, eff.engine_version)
     # Elsewhere the norms and the qkv input's FP8 quantization, whole rows on every rank
     # (kvplan.perf.norm_traffic); TensorRT-LLM's context step counts its own (trtllm_bytes).
     row_kernels = not ctx_bytes
@@ -400,11 +403,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 s.collective("qk_norm_all_reduce", attn_link.all_reduce_s(att_tp, tokens * 2 * 4))
             if not in_gather:
                 s.collective("tp_all_reduce", tp_ar_s)
-            for b in [*attention_kernel_bytes(spec, att_tp=att_tp, norm=own_norm,
-                                              math=gpu.runs(math["attention"])),
-                      *attention_op_bytes(spec, att_tp=att_tp, fp8_context=fp8_ctx)
-                      ] if ctx_bytes else ():
-                s.over_floor("small_kernels", tokens * b)
+            for b, ctx_only in attention_layer_kernels(
+                    spec, gpu, att_tp=att_tp, math=gpu.runs(math["attention"]), norm=own_norm,
+                    kv_dtype=kv_dtype, version=eff.engine_version) if ctx_bytes else ():
+                s.over_floor("small_kernels", (ctx_tokens if ctx_only else tokens) * b)
         if spec.has_recurrent(i):
             assert spec.recurrent is not None and state is not None
             # The projections (in_proj .. out_proj: GEMMs over the mixer's weights), then the

@@ -77,6 +77,25 @@ DeepSeek-R1 H200 step unexplained, tests/benches/trtctx66.py):
   opt-in fitted fraction (prices_traffic False there) and left at the floors in TensorRT-LLM's
   default (`context_moe_kernel`), at the layouts moe_kernel prices (not EP over DP ranks).
 
+A mixed step (trtsim67: context requests and generation requests in one batch, the overlap
+scheduler's usual step; kvplan.analysis.simulate.trtllm_scheduler) runs one forward over all
+its tokens, the context requests' first (attn_metadata.num_ctx_tokens of attn_metadata.
+num_tokens), eagerly (kvplan.perf.trtllm_ops: no CUDA graph for a batch with a context request).
+Every kernel above runs over the whole batch (the decoder layer's norms and all-reduce, the
+linears' input quantizations, the SwiGLU, the MoE's kernels and output add take the layer's
+hidden states, every token), except MLA's context path: MLA.forward_impl (modules/attention.py;
+index ids 38582874, 54044235741, and the 1.1 line's 26175533973) runs kv_a_proj_with_mqa, the
+q_a / kv_a layernorms, q_b_proj and the latent-cache concat over num_tokens, then hands
+`q[:num_ctx_tokens]` and the context requests' latents to forward_context (kv_b_proj, the
+k_nope copy, `_maybe_concat_qkv`, the attention op) and the rest to forward_generation; the
+attention op's context kernels (the RoPE kernel, the FP8 q / k / v copies) run in its context
+pass, `runner->run(..., is_context=true, ..., num_tokens=num_ctx_tokens, ...)` under `if
+((num_contexts > 0) && (attn_input_type != AttentionInputType::GenerationOnly))`
+(thop/attentionOp.cpp `attention`, ids 395912496, 55092483877). So `attention_layer_kernels`
+marks kv_b_proj's input quantization, the k_nope copy, the qkv concat and the attention op's
+kernels as the context tokens' alone; the generation path's own kernels (the absorbed BMMs'
+operands, the generation RoPE) are not charged, as in a decode step.
+
 Not counted (each under 1% of the above at DeepSeek-V3's shapes, or priced elsewhere): the first
 layer's input norm, the router's top-k (its bytes: T x experts x 4) and the gate's sigmoid /
 bias (torch.compile'd get_scores, T x experts float32), the router GEMM's activations (the
@@ -177,26 +196,49 @@ def moe_output_bytes(spec: ModelSpec, *, shared: bool, math: GemmMath) -> list[f
     return out
 
 
-def attention_kernel_bytes(spec: ModelSpec, *, att_tp: int, math: GemmMath,
-                           norm: bool) -> list[float]:
-    """Bytes per token of each small kernel of one attention block on a rank (docstring)."""
+def attention_kernels(spec: ModelSpec, *, att_tp: int, math: GemmMath,
+                      norm: bool) -> list[tuple[float, bool]]:
+    """Each small kernel of one attention block on a rank (docstring): its bytes per token, and
+    whether it runs on the step's context tokens alone (MLA's context path: docstring, mixed
+    steps)."""
     h, att = spec.hidden_size, spec.attention
-    out = [norm_bytes(spec)] if norm else []
+    out = [(norm_bytes(spec), False)] if norm else []
     if isinstance(att, LatentAttention):
         heads = att.num_attention_heads // att_tp
         q_lora = att.q_lora_rank or 0
         qk = att.qk_nope_head_dim + att.qk_rope_head_dim
-        out += [_quant(math, h), COPY_BYTES * att.kv_lora_rank,
-                COPY_BYTES * (att.kv_lora_rank + att.qk_rope_head_dim),
-                _quant(math, att.kv_lora_rank),
-                COPY_BYTES * heads * att.qk_nope_head_dim,
-                COPY_BYTES * heads * (2 * qk + att.v_head_dim),
-                _quant(math, heads * att.v_head_dim)]
+        out += [(_quant(math, h), False), (COPY_BYTES * att.kv_lora_rank, False),
+                (COPY_BYTES * (att.kv_lora_rank + att.qk_rope_head_dim), False),
+                # forward_context_default: kv_b_proj's input, the k_nope copy, the qkv concat.
+                (_quant(math, att.kv_lora_rank), True),
+                (COPY_BYTES * heads * att.qk_nope_head_dim, True),
+                (COPY_BYTES * heads * (2 * qk + att.v_head_dim), True),
+                (_quant(math, heads * att.v_head_dim), False)]
         if q_lora:
-            out += [COPY_BYTES * q_lora, _quant(math, q_lora)]
+            out += [(COPY_BYTES * q_lora, False), (_quant(math, q_lora), False)]
     else:
-        out += [_quant(math, h), _quant(math, att.num_attention_heads // att_tp * att.head_dim)]
-    return [b for b in out if b]
+        out += [(_quant(math, h), False),
+                (_quant(math, att.num_attention_heads // att_tp * att.head_dim), False)]
+    return [(b, only) for b, only in out if b]
+
+
+def attention_kernel_bytes(spec: ModelSpec, *, att_tp: int, math: GemmMath,
+                           norm: bool) -> list[float]:
+    """Bytes per token of each small kernel of one attention block on a rank (docstring)."""
+    return [b for b, _ in attention_kernels(spec, att_tp=att_tp, math=math, norm=norm)]
+
+
+def attention_layer_kernels(spec: ModelSpec, gpu: GPU, *, att_tp: int, math: GemmMath,
+                            norm: bool, kv_dtype: str,
+                            version: str | None) -> list[tuple[float, bool]]:
+    """Every small kernel of one attention layer of a TensorRT-LLM step holding a context
+    request, on a rank of `att_tp` (`math`: the type its linears run at on `gpu`): bytes per
+    token, and whether it runs on the step's context tokens alone rather than on every token of
+    the step (docstring, mixed steps). kvplan.perf.roofline.step_time charges each over its tokens;
+    kvplan.perf.mixed_step the context-only ones over a mixed step's prefill tokens."""
+    fp8 = fp8_context_mla(gpu, kv_dtype, version)
+    return [*attention_kernels(spec, att_tp=att_tp, math=math, norm=norm),
+            *((b, True) for b in attention_op_bytes(spec, att_tp=att_tp, fp8_context=fp8))]
 
 
 def norm_bytes(spec: ModelSpec) -> float:

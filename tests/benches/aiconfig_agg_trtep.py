@@ -60,8 +60,10 @@ def prefill_split(sim: SimSetup, *, all_to_all: bool, launch: bool = True) -> Pr
     bcea93d)."""
     cost = sim.cost
     eff = replace(cost.eff, ep_all_to_all_needs_dp=False) if all_to_all else cost.eff
+    # The prompt's tokens are a context request's: TensorRT-LLM's context-step kernels, as the
+    # simulator charges a step with a prefill chunk (trtsim67, kvplan.perf.mixed_step).
     st = step_time(cost.spec, cost.gpu, tokens=PROMPT, context=1, requests=1, logits=1,
-                   layout=cost.layout, eff=eff)
+                   layout=cost.layout, eff=eff, context_tokens=PROMPT)
     # The lm_head with its TP logits gather (logitsgather63) is MixedStepCost.head_seconds's,
     # over the step's rows: the dense part's one-row gather is not the step's.
     by_op = {k: v for k, v in st.by_op.items()

@@ -48,9 +48,9 @@ Re-evaluated (tests.benches.trtctx66_eval, before = main at b299323e, after = de
   dense part at the decode phase (kvplan.perf.mixed_step MixedStepCost.dense_seconds calls
   step_time without a phase; only the eager launch is read off a prefill step), so neither
   trtctxops65's nor trtctx66's context-step bytes reach them: a gap left open (TensorRT-LLM's
-  mixed steps run these kernels too). CLIENT_WORKLOAD mode on the H200 and B200 rows (193
-  replayed): identical record for record (both 34, TTFT 85, TPOT 79, medians 0.99 / 1.41); its
-  H100 rows not run.
+  mixed steps run these kernels too; closed at trtsim67: tests/benches/trtsim67.py).
+  CLIENT_WORKLOAD mode on the H200 and B200 rows (193 replayed): identical record for record
+  (both 34, TTFT 85, TPOT 79, medians 0.99 / 1.41); its H100 rows not run.
 - Light page moved: examples/moe-op-bench.md (kvplan's MoE op vs aiconfigurator's measured
   TensorRT-LLM 1.2.0rc5 kernel tables, not looked at before the freeze): block-FP8 at the dense
   fraction, H100 4k-16k 0.32 -> 0.42, 512-2k 0.78 -> 0.85; H200 4k-16k 0.35 -> 0.41, 512-2k
@@ -82,7 +82,10 @@ def breakdown(on: tuple[str, ...], *, model: str = "deepseek-v3", gpu_name: str 
     with ExitStack() as stack:
         for name, (attr, off) in PARTS.items():
             if name not in on:
-                stack.enter_context(patch.object(roofline, attr, off))
+                # The attention op's kernels reach roofline through trtllm_bytes
+                # (attention_layer_kernels).
+                mod = trtllm_bytes if attr == "attention_op_bytes" else roofline
+                stack.enter_context(patch.object(mod, attr, off))
         if not fp4:
             stack.enter_context(patch.object(trtllm_bytes, "fp4_quant_bytes", lambda w: 0.0))
         gpu = get_gpu(gpu_name)

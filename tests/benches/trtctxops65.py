@@ -58,7 +58,7 @@ from unittest.mock import patch
 
 from kvplan import load_spec
 from kvplan.hardware.gpus import get_gpu
-from kvplan.perf import roofline
+from kvplan.perf import roofline, trtllm_bytes
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
@@ -68,7 +68,7 @@ def breakdown(rule: bool) -> dict[str, float]:
     """kvplan's step in ms by op, with the small kernels' bytes (`rule`) or at the floor."""
     with ExitStack() as stack:
         if not rule:
-            stack.enter_context(patch.object(roofline, "attention_kernel_bytes",
+            stack.enter_context(patch.object(trtllm_bytes, "attention_kernels",
                                              lambda *a, **k: []))
             stack.enter_context(patch.object(roofline, "mlp_kernel_bytes", lambda *a, **k: []))
             stack.enter_context(patch.object(roofline, "separate_norm", lambda *a: False))
