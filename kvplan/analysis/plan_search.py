@@ -347,7 +347,9 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
         # to the next captured size as `kvplan simulate` steps it (kvplan.perf.graph_padding);
         # a collocated plan's step is not padded (not changed here).
         graph_sizes=(req.engine.rules.decode_graph_sizes(spec, inputs) if req.disaggregated
-                     else ()))
+                     else ()),
+        # Its decode steps replayed from captured CUDA graphs, as `kvplan simulate`'s.
+        captured_tokens=req.engine.rules.captured_decode_tokens(inputs))
 
 
 def cost_per_hour(req: PlanRequest, cand: Candidate) -> float | None:

@@ -97,6 +97,9 @@ class EngineDefaults:
     def shows_groups(self, plan: PlanFacts) -> bool:
         return False
 
+    def captured_decode_tokens(self, inputs: PlanInputs) -> int:
+        return 0  # no rule of TensorRT-LLM's reads a captured step (its padding: graph sizes)
+
 
 def gpu_inputs(gpu: GPU) -> dict[str, Any]:
     """The PlanInputs fields a GPU preset decides, in one place for estimate, plan and sweep."""

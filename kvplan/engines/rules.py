@@ -255,6 +255,12 @@ class EngineRules(Protocol):
         """The CUDA-graph sizes (ascending) the engine pads a decode step's tokens to under
         `inputs` (kvplan.perf.graph_padding), as `kvplan simulate` steps it; () none."""
 
+    def captured_decode_tokens(self, inputs: PlanInputs) -> int:
+        """The largest decode-only step (tokens) the engine replays unpadded from a CUDA graph
+        it captured under `inputs`, which step_time prices as captured (its `captured`: SGLang's
+        shared experts' second stream, kvplan.engines.shared_stream); 0: none priced so. One
+        source for `kvplan simulate` (MixedStepCost) and the cost model (CostInputs)."""
+
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         """The model as the engine's implementation caches it (weights unchanged); with
         `inputs`, as it caches it on that device at that KV dtype (vLLM's sparse MLA row)."""

@@ -66,6 +66,11 @@ class CostInputs:
     # The CUDA-graph sizes the engine pads a decode step's tokens to (ascending;
     # kvplan.perf.graph_padding); () none: the step at its own tokens.
     graph_sizes: tuple[int, ...] = ()
+    # The largest decode-only step (tokens) the engine replays from a CUDA graph it captured,
+    # unpadded (EngineRules.captured_decode_tokens; SGLang's --cuda-graph-max-bs): a decode step
+    # of at most this many tokens is step_time's `captured` (its shared experts' second stream),
+    # as `kvplan simulate` steps it (MixedStepCost.captured_tokens); 0: none.
+    captured_tokens: int = 0
 
 
 _SUMMED_DRAFT_TOKENS = 1024  # draft tokens up to which tokens_per_step adds the terms
@@ -128,14 +133,15 @@ def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
     layout = inputs.layout
     common = _common(inputs, gpu)
     q = inputs.batch * (1 + inputs.draft_tokens)
+    captured = q <= inputs.captured_tokens  # MixedStepCost._captured's test, no prefill chunk
     decode = step_time(spec, gpu, tokens=q, context=inputs.context, requests=inputs.batch,
-                       logits=q, **common)
+                       logits=q, captured=captured, **common)
     by_op = {k: v * 1e3 for k, v in decode.by_op.items()}
     seconds = decode.seconds
     padded = padded_tokens(q, inputs.graph_sizes)
     if padded != q:  # replayed from the next captured graph (kvplan.perf.graph_padding)
         at = step_time(spec, gpu, tokens=padded, context=inputs.context,
-                       requests=inputs.batch, logits=q, **common)
+                       requests=inputs.batch, logits=q, captured=captured, **common)
         seconds, by_s = padded_step(at.seconds, at.by_op, decode.by_op)
         by_op = {k: v * 1e3 for k, v in by_s.items()}
     if inputs.draft_tokens:

@@ -23,6 +23,7 @@ from statistics import median
 from typing import TypeVar
 
 from kvplan import load_spec
+from kvplan.engines.base import Engine, PlanInputs, gpu_inputs
 from kvplan.engines.sglang.pools import sglang_state_dtypes
 from kvplan.engines.vllm.options import VllmOptions
 from kvplan.hardware.gpus import get_gpu
@@ -249,6 +250,18 @@ def state_dtypes(spec: ModelSpec, eager_prefill: bool) -> dict[str, str]:
     return {"conv_dtype": conv, "ssm_dtype": ssm}
 
 
+def captured_tokens(case: Case) -> int:
+    """The largest decode step the run's engine replays from a captured CUDA graph, as
+    `estimate` and `simulate` take it (EngineRules.captured_decode_tokens, capest67): SGLang's
+    (the eager-prefill engine here) --cuda-graph-max-bs by the GPU's memory and TP; vLLM's 0."""
+    if not case.eager_prefill:
+        return 0
+    gpu = get_gpu(case.gpu)
+    sglang = Engine("sglang")
+    return sglang.rules.captured_decode_tokens(
+        PlanInputs(context=case.input_len, tp=case.layout.tp, engine=sglang, **gpu_inputs(gpu)))
+
+
 def predicted_tpot_ms(case: Case, tweak: Tweak | None = None) -> float:
     spec, gpu, eff = case_spec(case), get_gpu(case.gpu), case_efficiency(case.gpu, tweak)
     context = case.input_len + case.output_len // 2
@@ -256,7 +269,8 @@ def predicted_tpot_ms(case: Case, tweak: Tweak | None = None) -> float:
     # the engine's (its fused all-reduce + norm; the script's MXFP4 kernel)
     path = launch_path(eff, case.eager_prefill, case.mxfp4_backend)
     decode = predict(spec, gpu, CostInputs(context=context, batch=case.batch,
-                                           layout=case.layout, efficiency=path, **state))
+                                           layout=case.layout, efficiency=path,
+                                           captured_tokens=captured_tokens(case), **state))
     if case.disaggregated or case.engine_timed:
         return decode.tpot_ms
     prefill = predict(spec, gpu, CostInputs(context=case.input_len, batch=1,

@@ -191,8 +191,10 @@ InferenceX issue 828 (gpt-oss-120b, vLLM 0.15.1 with Marlin MXFP4, TP 2 / 4 / 8 
 Vultr's HGX B200 cookbook (MiniMax-M2.5 FP8 TP 4, vLLM 0.12.0): 50 decode rows and 13
 concurrency-1 TTFTs. When added (the moe25 merge) 39 of the 50 and 8 of the 13 were in band;
 with the later rules (recurrent layers, custom all-reduce, device efficiencies) 44 of 50 and 10
-of 13; with the GLM rule 47 of 50. By group, as now generated: DeepSeek-R1 on B200 0.78-0.95 (9
-of 9); gpt-oss-120b under vLLM on H100 0.96-1.02 (9 of 9, TP 2, 4 and 8; a harness fidelity fix,
+of 13; with the GLM rule 47 of 50. By group, as now generated: DeepSeek-R1 on B200 0.85-1.04 (9
+of 9; 0.83-0.98 before capest67 priced SGLang's captured decode step, its shared expert on a
+second stream, as `simulate` does); gpt-oss-120b under vLLM on H100 0.96-1.02 (9 of 9, TP 2,
+4 and 8; a harness fidelity fix,
 gptossgraph62: the rows now run the script's VLLM_MXFP4_USE_MARLIN=1 kernel, Marlin, where
 they carried no option and priced Triton's default: predicted +0.06 / +0.08 / +0.12 ms at
 concurrency 64 on TP 8 / 4 / 2, at most +0.03 ms elsewhere, 9 of 9 in band either way);

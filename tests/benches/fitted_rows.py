@@ -1873,7 +1873,12 @@ LAST_RULE_CHANGE = {
     # kvplan/perf/roofline.py, shared_fusion.py, efficiency.py, engine_traits.py; kvplan/engines/
     # sglang/shared_fusion.py) left examples/cost-bench.md byte-identical (no cost-bench row runs
     # SGLang 0.5.7+ with DeepSeek-V3's 256 experts on an AMD GPU): the commit stays.
-    "cost": RuleChange(commit="b26e18c104cb", time="2026-12-07T03:02:32+00:00",
+    # capest67 (6d25807b: kvplan/perf/costmodel.py CostInputs.captured_tokens, EngineRules.
+    # captured_decode_tokens) prices SGLang's captured decode step in the cost model as
+    # `simulate` does: the 9 DeepSeek-R1 B200 SGLang rows of cost-bench moved (SHAPED_BY an
+    # earlier rule, 6eedbe4), so it is the cost bench's last rule change (the lead's merge
+    # commit may stand for it on main).
+    "cost": RuleChange(commit="6d25807b7b7a", time="2026-12-07T16:38:17+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
     # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective

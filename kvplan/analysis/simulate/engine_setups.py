@@ -21,7 +21,6 @@ from kvplan.analysis.simulate.trtllm_lines import trtllm_line
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim, TrtllmSchedule
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import Scheduler
-from kvplan.engines.sglang.budget import sglang_cuda_graph_max_bs
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
 from kvplan.engines.vllm.admission import vllm_admission
@@ -267,9 +266,10 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
         notes.append("requests sent with ignore_eos: " + (
             "admitted by add_one_req_ignore_eos (radix cache disabled)" if sg.ignore_eos_path
             else "admitted as any other (add_one_req: the radix cache is on)"))
-    # Decode batches up to --cuda-graph-max-bs replay CUDA graphs (unpadded here).
+    # Decode batches up to --cuda-graph-max-bs replay CUDA graphs (unpadded here); the same
+    # source as the cost model's CostInputs.captured_tokens (kvplan.analysis.plan_search).
     cost = step_cost(spec, inputs, (), opts.piecewise_cuda_graph,
-                     sglang_cuda_graph_max_bs(cap))
+                     cap.engine.rules.captured_decode_tokens(cap))
     if cost.eff.prefill_graph is not None:
         notes.append("prefill: piecewise CUDA graphs (on by default from SGLang "
                      f"{cost.eff.prefill_graph.default_since}), each captured step launching "

@@ -28,6 +28,7 @@ from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import Command, LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.moe_shape import SGLANG_EXPERTS_SHAPE
 from kvplan.engines.sglang.architectures import sglang_served_architecture
+from kvplan.engines.sglang.budget import sglang_cuda_graph_max_bs
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
 from kvplan.engines.sglang.deepep import (
@@ -189,6 +190,12 @@ class SglangEngine(EngineDefaults):
         """Its chunked prefill size by GPU, per attention-DP rank (sglang_chunked_prefill_tokens);
         no cap on the prompts a step takes but the KV."""
         return sglang_chunked_prefill_tokens(gpu, dp_attention=dp_attention), 1 << 30
+
+    def captured_decode_tokens(self, inputs: PlanInputs) -> int:
+        """Its --cuda-graph-max-bs by default (sglang_cuda_graph_max_bs: by the GPU's memory and
+        TP); SGLang reads no --enforce-eager (kvplan.engines.option_readers) and kvplan models
+        no --disable-cuda-graph, so none turns it off."""
+        return sglang_cuda_graph_max_bs(inputs)
 
     def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
         """None: `kvplan simulate` steps SGLang unpadded (its decode graphs' padding to

@@ -192,6 +192,9 @@ class VllmEngine:
                                                  capability=gpu.compute_capability)
         return tokens, seqs
 
+    def captured_decode_tokens(self, inputs: PlanInputs) -> int:
+        return 0  # no rule of vLLM's reads a captured step (its padding: decode_graph_sizes)
+
     def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
         """vLLM's capture sizes (budget.vllm_cuda_graph_sizes) at the launch's max_num_seqs
         (`vllm serve`'s default by version and device where not given) and
