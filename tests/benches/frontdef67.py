@@ -1,0 +1,274 @@
+"""frontdef67 (issue 30): should vLLM's API-server stage, its MEASURED parts only, be kvplan's
+default for `vllm serve` runs? `simulate --frontend` (kvplan.engines.vllm.frontend
+VLLM_API_LOOP_COST, vllm_api_output_cost) is five parts on the API server's one loop, four of
+them measured with vLLM's own code on one CPU and fitted to no serving row, one fitted:
+- `req`: 97.8 us a request of ingestion (parse, sampling params, request build, msgpack;
+  tests/benches/api_ingest_cost.py);
+- `tok`: 2.168 us a prompt token of ingestion (the tokenizer, same bench);
+- `out`: 17.0 us a request given a token in a step (the output stage, api_output_cost.py);
+- `prime`: from vLLM 0.17, 0.931 us a prompt token at a request's first token (the
+  detokenizer's whole-prompt prime, detok_prime_cost.py);
+- `latency`: 25.55 ms a request outside the queue (VLLM_API_LOOP_LATENCY_S), FITTED on one row
+  (kvcached's H100 vLLM 0.19.0 rate-16 seed-42 row, tests/benches/frontend_fit.py).
+
+DECOMPOSITION. Each run is replayed six times, the parts added one at a time in the order
+above (the stage is a queue: a part's share depends on the parts before it, so the order is
+stated): `default` (kvplan's default, no stage), `req`, `+tok`, `+out`, `+prime`, `+latency`
+(= `--frontend` as it is). `+prime` is candidate (a): `--frontend --frontend-latency-ms 0`,
+every part measured, nothing fitted. The mean TTFT each part adds is the difference of two
+successive replays' mean TTFT; per set, the median over its runs.
+
+DECISION RULE (frozen in this commit, before any row was replayed with candidate (a)).
+Candidate (a) becomes kvplan's default for vLLM `vllm serve` runs (where `--frontend` applies)
+only if ALL of:
+ R1. held out: the median over the held-out sets of each set's median |mean TTFT error| is
+     lower with (a) than with today's default (no stage);
+ R2. the sim-to-real study (its 19 main load stages, shaped) keeps a median |mean TTFT error|
+     <= 15 %;
+ R3. no held-out set's median |mean TTFT error| grows by more than 5 points;
+ R4. no held-out set's median |mean TPOT error| grows by more than 5 points (the output stage
+     moves TPOT too).
+Else it stays opt-in (reachable as `--frontend --frontend-latency-ms 0`) and is reported.
+The sets: the vLLM runs (prospective30's machinery, tests.benches.prospective_runs.run_one)
+of prospective31, 53, 53b, 54, 56, 57, 58, 60, 61, 62, 63, 65 (p30 beside them), the
+sim-to-real study's stages (tests.benches.sim_to_real, main 19; its prospective / blind /
+offload runs beside), blind2 (AccelMark, in process: `vllm serve`'s default would not apply
+to it; reported, not in the rule) and aiconfigurator's vLLM rows (`aiconfig`: the subset of
+tests.benches.aiconfig_agg_ttft.studied(), every third row in its order, fixed here before
+any replay; steady-state TTFT as aiconfig_agg_loop.steady measures it).
+Splits (the stage's own records, tests/benches/fitted_rows.py SHAPED_BY and prospective_runs
+split_of): a run is SHAPED if it is one of prospective30's fitted rows or shares their
+configuration, or a SHAPED_BY record of the stage (321c880 the stage's first shape,
+72dfef14 / 2b25c6c8 the output stage, 63daad97 the measured loop) names it; every study stage
+is shaped (2b25c6c8, and this candidate was proposed after the study's +94 % with the
+latency); aiconfig's gpt-oss rows shaped the prime's reading (fixedtok66). The rest is held
+out. A held-out set in R1 / R3 / R4: one prospective set's held-out vLLM runs (at least one
+simulated), and aiconfig's held-out rows.
+
+Candidate (b) (the model's own tokenizer's cost per token where the client sends text) is
+not evaluated here (see the report / RESULTS).
+
+Run: python -m tests.benches.frontdef67 SET ... (SET: 30 31 53 53b 54 56 57 58 60 61 62 63
+65, study, blind2, aiconfig). Prints one line a run (mean TTFT per replay, ms) and per set and
+split the median parts and the median |error| of each replay.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import replace
+from unittest import mock
+
+from kvplan._util.errors import KvplanError
+from kvplan.engines.vllm.frontend import (
+    VLLM_API_LOOP_COST,
+    VLLM_API_OUTPUT_COST,
+    ApiOutputCost,
+    vllm_api_output_cost,
+)
+from tests.benches import prospective_runs as pr
+
+# The cumulative replays, in order (module docstring); "default": no stage.
+CHAIN = ("default", "req", "tok", "out", "prime", "latency")
+CANDIDATE = "prime"  # candidate (a): every measured part, latency 0
+NO_OUTPUT = ApiOutputCost(s_per_step=0.0, s_per_output=0.0, source="frontdef67: no output work")
+STAGE_COMMITS = ("321c880", "72dfef14", "2b25c6c8", "63daad97")
+AICONFIG_EVERY = 3  # aiconfig's subset: every third studied row (fixed before any replay)
+
+
+@contextmanager
+def variant(name: str) -> Iterator[None]:
+    """`setup(..., frontend=True)` builds the `name` replay of CHAIN ("latency": as it is)."""
+    if name == "latency":
+        yield
+        return
+    loop = replace(VLLM_API_LOOP_COST, latency_s=0.0,
+                   s_per_prompt_token=0.0 if name == "req" else
+                   VLLM_API_LOOP_COST.s_per_prompt_token)
+
+    def output(version: str | None, *, frontend: bool) -> ApiOutputCost:
+        if name in ("req", "tok"):
+            return NO_OUTPUT
+        if name == "out":
+            return VLLM_API_OUTPUT_COST
+        return vllm_api_output_cost(version, frontend=frontend)
+
+    with mock.patch("kvplan.analysis.simulate.engine_setups.vllm_api_loop_cost",
+                    lambda latency_s=None: loop), \
+            mock.patch("kvplan.analysis.simulate.run.vllm_api_output_cost", output):
+        yield
+
+
+def shaped_rows() -> set[str]:
+    """The run ids the stage's SHAPED_BY records name (module docstring)."""
+    from tests.benches.fitted_rows import SHAPED_BY
+
+    return {row for s in SHAPED_BY if s.commit in STAGE_COMMITS for row in s.rows}
+
+
+def _path(name: str):  # type: ignore[no-untyped-def]
+    return pr.DATA if name == "30" else pr.DATA.with_name(f"prospective{name}.json")
+
+
+_SERVED = pr._served
+
+
+def _chain(run: dict) -> list[dict[str, float]] | None:  # type: ignore[type-arg]
+    """`run`'s figures in every replay of CHAIN (None: refused). run_one replays the default
+    beside each variant: the default's simulation is run once and kept."""
+    kept: list = []  # type: ignore[type-arg]
+
+    def served(sim, run):  # type: ignore[no-untyped-def]
+        if sim.scheduler.api_server is None and sim.scheduler.api_output is None:
+            if not kept:
+                kept.append(_SERVED(sim, run))
+            return kept[0]
+        return _SERVED(sim, run)
+
+    out: list[dict[str, float]] = []
+    with mock.patch.object(pr, "_served", served):
+        for name in CHAIN[1:]:
+            with variant(name):
+                result = pr.run_one(run)
+            if result.refused:
+                return None
+            if not out:
+                out.append(result.simulated)
+            out.append(result.served)
+    return out
+
+
+def _line(label: str, ttft: list[float | None], measured: float) -> str:
+    parts = " / ".join("-" if t is None else f"{t:,.1f}" for t in ttft)
+    return f"{label} | measured {measured:,.1f} | {parts}"
+
+
+def _summary(label: str, rows: list[tuple[list[float], list[float], float, float]]) -> None:
+    """Per replay: median |mean TTFT error|, |mean TPOT error|; the median part each adds."""
+    if not rows:
+        print(f"{label}: no run simulated", flush=True)
+        return
+    ttft_err = [statistics.median(abs(t[i] / m - 1) for t, _, m, _ in rows)
+                for i in range(len(CHAIN))]
+    tpot_err = [statistics.median(abs(p[i] / mp - 1) for _, p, _, mp in rows)
+                for i in range(len(CHAIN))]
+    adds = [statistics.median(t[i] - t[i - 1] for t, _, _, _ in rows)
+            for i in range(1, len(CHAIN))]
+    print(f"{label} ({len(rows)} runs): median |TTFT mean err| "
+          + ", ".join(f"{c} {e:.1%}" for c, e in zip(CHAIN, ttft_err, strict=True))
+          + "; |TPOT mean err| "
+          + ", ".join(f"{c} {e:.1%}" for c, e in zip(CHAIN, tpot_err, strict=True))
+          + "; median ms added by "
+          + ", ".join(f"{c} {a:+.2f}" for c, a in zip(CHAIN[1:], adds, strict=True)),
+          flush=True)
+
+
+def prospective(name: str) -> None:
+    shaped = shaped_rows()
+    runs = [r for r in pr.load(_path(name))["runs"] if r.get("engine", "vllm") == "vllm"]
+    by_split: dict[str, list[tuple[list[float], list[float], float, float]]] = {}
+    for run in runs:
+        figs = _chain(run)
+        if name == "30" and pr.split_of(run["id"]) != "held out":
+            split = "shaped"
+        else:
+            split = "shaped" if run["id"] in shaped else "held out"
+        m = run["measured"]
+        if figs is None:
+            print(f"p{name} | {run['id']} | {split} | refused", flush=True)
+            continue
+        ttft = [f["ttft_ms.mean"] for f in figs]
+        tpot = [f["tpot_ms.mean"] for f in figs]
+        print(_line(f"p{name} | {run['id']} | {split} | vLLM {run['vllm']}", ttft,
+                    m["mean_ttft_ms"]), flush=True)
+        by_split.setdefault(split, []).append((ttft, tpot, m["mean_ttft_ms"], m["mean_tpot_ms"]))
+    for split, rows in sorted(by_split.items()):
+        _summary(f"SET p{name} {split}", rows)
+
+
+def study() -> None:
+    from tests.benches import sim_to_real as s
+
+    records = s.load_records()
+    for part, kw in (("main", {}), ("prospective", {"prospective": True}),
+                     ("blind", {"blind": True}), ("offload", {"offload": True})):
+        _, runs = s.load_runs(**kw)
+        rows = []
+        for run in runs:
+            sims = []
+            for c in CHAIN:
+                with variant(c) if c != "default" else nullcontext():
+                    sims.append(s.simulate_run(run, frontend=c != "default"))
+            for stage in range(len(run.stages)):
+                key = (run.id, stage, "ttft_mean")
+                if key not in records:
+                    continue
+                ttft = [sim.stages[stage]["ttft_mean"] for sim in sims]
+                itl = [sim.stages[stage]["itl_mean"] for sim in sims]
+                m = records[key]["measured"]
+                mi = records[(run.id, stage, "itl_mean")]["measured"]
+                print(_line(f"study-{part} | {run.id} stage {stage} | shaped", ttft, m),
+                      flush=True)
+                rows.append((ttft, itl, m, mi))
+        _summary(f"SET study-{part} shaped (TPOT: mean ITL)", rows)
+
+
+def blind2() -> None:
+    from tests.benches import accelmark_runs as am
+
+    doc, runs = am.load()
+    levels: dict[str, list] = {c: [] for c in CHAIN}  # type: ignore[type-arg]
+    for run in runs:
+        for c in CHAIN:
+            with variant(c) if c != "default" else nullcontext():
+                levels[c] += am.simulate(run, doc, frontend=c != "default")
+    rows = []
+    for i in range(len(levels["default"])):
+        lv = [levels[c][i] for c in CHAIN]
+        rows.append(([x.simulated["ttft_p50"] for x in lv], [x.simulated["tpot_p50"] for x in lv],
+                     lv[0].measured["ttft_ms_p50"], lv[0].measured["tpot_ms_p50"]))
+    _summary("SET blind2 shaped (p50s, in process)", rows)
+
+
+def aiconfig() -> None:
+    from tests.benches import aiconfig_agg_runs as agg
+    from tests.benches import aiconfig_agg_ttft as t
+    from tests.benches.aiconfig_agg_loop import row_run, steady
+    from tests.benches.disagg_rows import stated_concurrency
+
+    def figs(row: dict[str, str], version: str, c: str) -> tuple[float, float]:
+        agg._setup.cache_clear()  # cached setups: built afresh for each replay
+        with variant(c) if c != "default" else nullcontext():
+            result = row_run(row, agg.row_setup(row, version, frontend=c != "default"))
+        got = steady(list(result.finished), stated_concurrency(row))  # type: ignore[arg-type]
+        return got[0], got[1]
+
+    by_split: dict[str, list] = {}  # type: ignore[type-arg]
+    for row in t.studied()[::AICONFIG_EVERY]:
+        version = agg.release(row)
+        assert version is not None
+        try:
+            got = [figs(row, version, c) for c in CHAIN]
+        except KvplanError:
+            print(f"aiconfig | {row['id']} | refused", flush=True)
+            continue
+        split = "shaped" if "gpt-oss" in row["model_path"] else "held out"
+        ttft, tpot = [g[0] for g in got], [g[1] for g in got]
+        m, mp = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+        print(_line(f"aiconfig | {row['id']} | {split} | vLLM {version}", ttft, m), flush=True)
+        by_split.setdefault(split, []).append((ttft, tpot, m, mp))
+    for split, rows in sorted(by_split.items()):
+        _summary(f"SET aiconfig {split}", rows)
+
+
+def main(names: list[str]) -> None:
+    for name in names:
+        {"study": study, "blind2": blind2, "aiconfig": aiconfig}.get(
+            name, lambda n=name: prospective(n))()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
