@@ -146,23 +146,24 @@ def _line(label: str, ttft: list[float | None], measured: float) -> str:
     return f"{label} | measured {measured:,.1f} | {parts}"
 
 
-def _summary(label: str, rows: list[tuple[list[float], list[float], float, float]]) -> None:
+def _summary(label: str, rows: list[tuple[list[float], list[float], float, float]],
+             chain: tuple[str, ...] = CHAIN) -> None:
     """Per replay: median |mean TTFT error|, |mean TPOT error|; the median part each adds."""
     if not rows:
         print(f"{label}: no run simulated", flush=True)
         return
     ttft_err = [statistics.median(abs(t[i] / m - 1) for t, _, m, _ in rows)
-                for i in range(len(CHAIN))]
+                for i in range(len(chain))]
     tpot_err = [statistics.median(abs(p[i] / mp - 1) for _, p, _, mp in rows)
-                for i in range(len(CHAIN))]
+                for i in range(len(chain))]
     adds = [statistics.median(t[i] - t[i - 1] for t, _, _, _ in rows)
-            for i in range(1, len(CHAIN))]
+            for i in range(1, len(chain))]
     print(f"{label} ({len(rows)} runs): median |TTFT mean err| "
-          + ", ".join(f"{c} {e:.1%}" for c, e in zip(CHAIN, ttft_err, strict=True))
+          + ", ".join(f"{c} {e:.1%}" for c, e in zip(chain, ttft_err, strict=True))
           + "; |TPOT mean err| "
-          + ", ".join(f"{c} {e:.1%}" for c, e in zip(CHAIN, tpot_err, strict=True))
+          + ", ".join(f"{c} {e:.1%}" for c, e in zip(chain, tpot_err, strict=True))
           + "; median ms added by "
-          + ", ".join(f"{c} {a:+.2f}" for c, a in zip(CHAIN[1:], adds, strict=True)),
+          + ", ".join(f"{c} {a:+.2f}" for c, a in zip(chain[1:], adds, strict=True)),
           flush=True)
 
 
@@ -189,31 +190,43 @@ def prospective(name: str) -> None:
         _summary(f"SET p{name} {split}", rows)
 
 
-def study() -> None:
+# The study's replays are long open-loop runs (minutes each on the shared host): its runs after
+# the first three (13, 14, 15, replayed with the whole CHAIN) replay the default, the measured
+# parts together (`prime`) and `latency` only.
+STUDY_SHORT = ("default", "prime", "latency")
+STUDY_FULL_RUNS = 3
+
+
+def study(parts: tuple[str, ...] = ("main",), skip: int = 0) -> None:
+    """The study's stages (`skip`: its first runs left out, e.g. replayed by an earlier call)."""
     from tests.benches import sim_to_real as s
 
     records = s.load_records()
-    for part, kw in (("main", {}), ("prospective", {"prospective": True}),
-                     ("blind", {"blind": True}), ("offload", {"offload": True})):
-        _, runs = s.load_runs(**kw)
+    for part in parts:
+        _, runs = s.load_runs(**({} if part == "main" else {part: True}))
         rows = []
-        for run in runs:
-            sims = []
-            for c in CHAIN:
+        for index, run in enumerate(runs):
+            if index < skip:
+                continue
+            chain = CHAIN if index < STUDY_FULL_RUNS else STUDY_SHORT
+            sims = {}
+            for c in chain:
                 with variant(c) if c != "default" else nullcontext():
-                    sims.append(s.simulate_run(run, frontend=c != "default"))
+                    sims[c] = s.simulate_run(run, frontend=c != "default")
             for stage in range(len(run.stages)):
                 key = (run.id, stage, "ttft_mean")
                 if key not in records:
                     continue
-                ttft = [sim.stages[stage]["ttft_mean"] for sim in sims]
-                itl = [sim.stages[stage]["itl_mean"] for sim in sims]
+                ttft = [sims[c].stages[stage]["ttft_mean"] if c in sims else None
+                        for c in CHAIN]
+                itl = [sims[c].stages[stage]["itl_mean"] if c in sims else None for c in CHAIN]
                 m = records[key]["measured"]
                 mi = records[(run.id, stage, "itl_mean")]["measured"]
                 print(_line(f"study-{part} | {run.id} stage {stage} | shaped", ttft, m),
                       flush=True)
-                rows.append((ttft, itl, m, mi))
-        _summary(f"SET study-{part} shaped (TPOT: mean ITL)", rows)
+                rows.append(([ttft[CHAIN.index(c)] for c in STUDY_SHORT],
+                              [itl[CHAIN.index(c)] for c in STUDY_SHORT], m, mi))
+        _summary(f"SET study-{part} shaped (TPOT: mean ITL)", rows, STUDY_SHORT)
 
 
 def blind2() -> None:
@@ -265,9 +278,49 @@ def aiconfig() -> None:
 
 
 def main(names: list[str]) -> None:
+    if names[:1] == ["--from"]:
+        verdict(names[1:])
+        return
     for name in names:
-        {"study": study, "blind2": blind2, "aiconfig": aiconfig}.get(
+        if name.startswith("study:"):  # study:N, its first N runs left out
+            study(skip=int(name.split(":")[1]))
+            continue
+        {"study": study, "study-rest": lambda: study(("prospective", "blind", "offload")),
+         "blind2": blind2, "aiconfig": aiconfig}.get(
             name, lambda n=name: prospective(n))()
+
+
+def verdict(paths: list[str]) -> None:
+    """The decision rule (module docstring) over the SET lines of earlier runs' output."""
+    import re
+
+    held: dict[str, tuple[dict[str, float], dict[str, float]]] = {}
+    study_err = None
+    for path in paths:
+        for text in open(path).read().splitlines():  # noqa: SIM115
+            if not text.startswith("SET "):
+                continue
+            name = text[4:text.index(" (")]
+            errs = [{k: float(v) / 100 for k, v in re.findall(r"(\w+) ([\d.]+)%", part)}
+                    for part in text.split(";")[:2]]
+            if name.endswith(" held out"):
+                held[name[:-len(" held out")]] = (errs[0], errs[1])
+            if name.startswith("study-main"):
+                study_err = errs[0]
+    base = statistics.median(t["default"] for t, _ in held.values())
+    cand = statistics.median(t[CANDIDATE] for t, _ in held.values())
+    worse_ttft = {k: t[CANDIDATE] - t["default"] for k, (t, _) in held.items()
+                  if t[CANDIDATE] - t["default"] > 0.05}
+    worse_tpot = {k: p[CANDIDATE] - p["default"] for k, (_, p) in held.items()
+                  if p[CANDIDATE] - p["default"] > 0.05}
+    print(f"held-out sets ({len(held)}): median of medians |TTFT mean err| default {base:.1%} "
+          f"-> candidate (a) {cand:.1%} (R1 {'met' if cand < base else 'NOT met'})")
+    if study_err is not None:
+        met = "met" if study_err[CANDIDATE] <= 0.15 else "NOT met"
+        print(f"study main: default {study_err['default']:.1%} -> candidate (a) "
+              f"{study_err[CANDIDATE]:.1%} (R2 {met})")
+    print(f"R3 (TTFT worse by > 5 points): {worse_ttft or 'none'}; "
+          f"R4 (TPOT worse by > 5 points): {worse_tpot or 'none'}")
 
 
 if __name__ == "__main__":
