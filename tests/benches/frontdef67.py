@@ -34,7 +34,7 @@ of prospective31, 53, 53b, 54, 56, 57, 58, 60, 61, 62, 63, 65 (p30 beside them),
 sim-to-real study's stages (tests.benches.sim_to_real, main 19; its prospective / blind /
 offload runs beside), blind2 (AccelMark, in process: `vllm serve`'s default would not apply
 to it; reported, not in the rule) and aiconfigurator's vLLM rows (`aiconfig`: the subset of
-tests.benches.aiconfig_agg_ttft.studied(), every third row in its order, fixed here before
+tests.benches.aiconfig_agg_ttft.studied(), every sixth row in its order, fixed here before
 any replay; steady-state TTFT as aiconfig_agg_loop.steady measures it).
 Splits (the stage's own records, tests/benches/fitted_rows.py SHAPED_BY and prospective_runs
 split_of): a run is SHAPED if it is one of prospective30's fitted rows or shares their
@@ -76,7 +76,10 @@ CHAIN = ("default", "req", "tok", "out", "prime", "latency")
 CANDIDATE = "prime"  # candidate (a): every measured part, latency 0
 NO_OUTPUT = ApiOutputCost(s_per_step=0.0, s_per_output=0.0, source="frontdef67: no output work")
 STAGE_COMMITS = ("321c880", "72dfef14", "2b25c6c8", "63daad97")
-AICONFIG_EVERY = 3  # aiconfig's subset: every third studied row (fixed before any replay)
+# aiconfig's subset: every sixth studied row (fixed before any replay; first set at every
+# third, cut for the shared host's CPU before any aiconfig row was replayed), each replayed
+# by default, measured parts (`prime`) and `latency` only.
+AICONFIG_EVERY = 6
 
 
 @contextmanager
@@ -116,7 +119,8 @@ def _path(name: str):  # type: ignore[no-untyped-def]
 _SERVED = pr._served
 
 
-def _chain(run: dict) -> list[dict[str, float]] | None:  # type: ignore[type-arg]
+def _chain(run: dict, chain: tuple[str, ...] = CHAIN  # type: ignore[type-arg]
+           ) -> list[dict[str, float]] | None:
     """`run`'s figures in every replay of CHAIN (None: refused). run_one replays the default
     beside each variant: the default's simulation is run once and kept."""
     kept: list = []  # type: ignore[type-arg]
@@ -130,7 +134,7 @@ def _chain(run: dict) -> list[dict[str, float]] | None:  # type: ignore[type-arg
 
     out: list[dict[str, float]] = []
     with mock.patch.object(pr, "_served", served):
-        for name in CHAIN[1:]:
+        for name in chain[1:]:
             with variant(name):
                 result = pr.run_one(run)
             if result.refused:
@@ -141,7 +145,7 @@ def _chain(run: dict) -> list[dict[str, float]] | None:  # type: ignore[type-arg
     return out
 
 
-def _line(label: str, ttft: list[float | None], measured: float) -> str:
+def _line(label: str, ttft: list[float | None] | list[float], measured: float) -> str:
     parts = " / ".join("-" if t is None else f"{t:,.1f}" for t in ttft)
     return f"{label} | measured {measured:,.1f} | {parts}"
 
@@ -167,12 +171,13 @@ def _summary(label: str, rows: list[tuple[list[float], list[float], float, float
           flush=True)
 
 
-def prospective(name: str) -> None:
+def prospective(name: str, skip: int = 0, chain: tuple[str, ...] = CHAIN) -> None:
+    """One set's vLLM runs (`skip`: its first ones left out; `chain`: the replays)."""
     shaped = shaped_rows()
-    runs = [r for r in pr.load(_path(name))["runs"] if r.get("engine", "vllm") == "vllm"]
+    runs = [r for r in pr.load(_path(name))["runs"] if r.get("engine", "vllm") == "vllm"][skip:]
     by_split: dict[str, list[tuple[list[float], list[float], float, float]]] = {}
     for run in runs:
-        figs = _chain(run)
+        figs = _chain(run, chain)
         if name == "30" and pr.split_of(run["id"]) != "held out":
             split = "shaped"
         else:
@@ -183,17 +188,18 @@ def prospective(name: str) -> None:
             continue
         ttft = [f["ttft_ms.mean"] for f in figs]
         tpot = [f["tpot_ms.mean"] for f in figs]
-        print(_line(f"p{name} | {run['id']} | {split} | vLLM {run['vllm']}", ttft,
+        print(_line(f"p{name} | {run['id']} | {split} | vLLM {run['vllm']}",
+                    [ttft[chain.index(c)] if c in chain else None for c in CHAIN],
                     m["mean_ttft_ms"]), flush=True)
         by_split.setdefault(split, []).append((ttft, tpot, m["mean_ttft_ms"], m["mean_tpot_ms"]))
     for split, rows in sorted(by_split.items()):
-        _summary(f"SET p{name} {split}", rows)
+        _summary(f"SET p{name} {split}", rows, chain)
 
 
 # The study's replays are long open-loop runs (minutes each on the shared host): its runs after
 # the first three (13, 14, 15, replayed with the whole CHAIN) replay the default, the measured
 # parts together (`prime`) and `latency` only.
-STUDY_SHORT = ("default", "prime", "latency")
+SHORT = ("default", "prime", "latency")
 STUDY_FULL_RUNS = 3
 
 
@@ -208,7 +214,7 @@ def study(parts: tuple[str, ...] = ("main",), skip: int = 0) -> None:
         for index, run in enumerate(runs):
             if index < skip:
                 continue
-            chain = CHAIN if index < STUDY_FULL_RUNS else STUDY_SHORT
+            chain = CHAIN if index < STUDY_FULL_RUNS else SHORT
             sims = {}
             for c in chain:
                 with variant(c) if c != "default" else nullcontext():
@@ -224,9 +230,9 @@ def study(parts: tuple[str, ...] = ("main",), skip: int = 0) -> None:
                 mi = records[(run.id, stage, "itl_mean")]["measured"]
                 print(_line(f"study-{part} | {run.id} stage {stage} | shaped", ttft, m),
                       flush=True)
-                rows.append(([ttft[CHAIN.index(c)] for c in STUDY_SHORT],
-                              [itl[CHAIN.index(c)] for c in STUDY_SHORT], m, mi))
-        _summary(f"SET study-{part} shaped (TPOT: mean ITL)", rows, STUDY_SHORT)
+                rows.append(([ttft[CHAIN.index(c)] for c in SHORT],
+                              [itl[CHAIN.index(c)] for c in SHORT], m, mi))
+        _summary(f"SET study-{part} shaped (TPOT: mean ITL)", rows, SHORT)
 
 
 def blind2() -> None:
@@ -264,17 +270,19 @@ def aiconfig() -> None:
         version = agg.release(row)
         assert version is not None
         try:
-            got = [figs(row, version, c) for c in CHAIN]
+            got = [figs(row, version, c) for c in SHORT]
         except KvplanError:
             print(f"aiconfig | {row['id']} | refused", flush=True)
             continue
         split = "shaped" if "gpt-oss" in row["model_path"] else "held out"
         ttft, tpot = [g[0] for g in got], [g[1] for g in got]
         m, mp = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
-        print(_line(f"aiconfig | {row['id']} | {split} | vLLM {version}", ttft, m), flush=True)
+        print(_line(f"aiconfig | {row['id']} | {split} | vLLM {version}",
+                    [ttft[SHORT.index(c)] if c in SHORT else None for c in CHAIN], m),
+              flush=True)
         by_split.setdefault(split, []).append((ttft, tpot, m, mp))
     for split, rows in sorted(by_split.items()):
-        _summary(f"SET aiconfig {split}", rows)
+        _summary(f"SET aiconfig {split}", rows, SHORT)
 
 
 def main(names: list[str]) -> None:
@@ -284,6 +292,9 @@ def main(names: list[str]) -> None:
     for name in names:
         if name.startswith("study:"):  # study:N, its first N runs left out
             study(skip=int(name.split(":")[1]))
+            continue
+        if ":" in name:  # SET:N, its first N runs left out, replayed by SHORT only
+            prospective(name.split(":")[0], int(name.split(":")[1]), SHORT)
             continue
         {"study": study, "study-rest": lambda: study(("prospective", "blind", "offload")),
          "blind2": blind2, "aiconfig": aiconfig}.get(
