@@ -64,9 +64,9 @@ from unittest import mock
 
 from kvplan._util.errors import KvplanError
 from kvplan.engines.vllm.frontend import (
-    VLLM_API_LOOP_COST,
     VLLM_API_OUTPUT_COST,
     ApiOutputCost,
+    vllm_api_loop_cost,
     vllm_api_output_cost,
 )
 from tests.benches import prospective_runs as pr
@@ -88,9 +88,9 @@ def variant(name: str) -> Iterator[None]:
     if name == "latency":
         yield
         return
-    loop = replace(VLLM_API_LOOP_COST, latency_s=0.0,
-                   s_per_prompt_token=0.0 if name == "req" else
-                   VLLM_API_LOOP_COST.s_per_prompt_token)
+    loop = vllm_api_loop_cost(0.0)  # `--frontend --frontend-latency-ms 0`'s stage
+    if name == "req":
+        loop = replace(loop, s_per_prompt_token=0.0)
 
     def output(version: str | None, *, frontend: bool) -> ApiOutputCost:
         if name in ("req", "tok"):
