@@ -62,24 +62,24 @@ HELD OUT
   token prompts), out +0.2, latency +149.0.
 - p58 (17 of 33 by 16:25, MiniMax-M2.5 0.20.0; the last 31 runs replay default / (a) / latency):
   28.6 -> 18.4 -> 13.0 %; (a) adds +94.6 ms (tok and the 0.20 prime on 10,240-token prompts).
-- p60 (vLLM runs; 4 refused): 28.0 -> 28.1 -> 28.1 % (A100 bursts of minutes: the stage is noise).
+- p60 (16 vLLM runs; 4 refused): 19.7 % throughout, TPOT 24.1 -> 24.0 % (A100 bursts of minutes).
 - p62 (36): 25.8 -> 18.7 -> 6.9 %, TPOT 8.2 -> 8.3 -> 8.2 %; adds req +0.1, tok +7.1, out +0.3.
 - p63 (50): 43.7 -> 41.1 -> 14.6 %, TPOT 11.0 -> 8.6 -> 6.9 %; adds tok -1.7, latency +59.3.
 - p65 (1): 19.1 -> 19.1 -> 5.5 %, TPOT 34.8 throughout.
 - aiconfig (34 of the 51-row subset, not gpt-oss): 37.3 -> 39.7 -> 67.8 %, TPOT 12.9 -> 12.6 ->
   12.6 %; (a) adds +9.5, latency +57.3.
 SHAPED
-- study main (19 stages; 16 in by 16:25, the last three could not move the median above 10.1 %):
-  3.6 -> 8.3 -> 92.3 % on the 16; every part measured adds 1.5-3 ms a stage (req 0.1, tok 1.2-1.3
-  at ~550 tokens, out 0.2-2.0), the latency +25.5 ms: the study's +94 % is the fitted latency.
+- study main (19 stages): 6.5 -> 7.1 -> 93.9 % (the page: 6.6 / 93.8), mean ITL 1.7 -> 1.7 ->
+  2.0 %; every part measured adds 1.5-4 ms a stage (median +1.7: req 0.1, tok 1.2-1.3 at ~550
+  tokens, out 0.2-2.0), the latency +25.55: the study's +94 % is the fitted latency.
 - p56 Scicom (26): 32.4 -> 32.3 -> 11.1 %, TPOT 7.6 -> 9.8 -> 7.6 %.
 - p62 concurrency 200 (18): 26.1 -> 25.2 -> 12.4 %, TPOT 3.9 -> 4.1 -> 6.9 %.
 - aiconfig gpt-oss (14): 85.8 -> 113.6 -> 138.0 %.
 - blind2 (in process; `vllm serve`'s default does not apply): not finished by the report.
 VERDICT on the sets in: R1 met (median of the held-out sets' medians 32.4 -> 30.2 % over 10:
-p53 p54 p56 p57 p58 (partial) p60 (partial) p62 p63 p65 aiconfig); R2 met (8.3 %, <= 10.1 %
-whatever the last three stages give); R3 none worse by > 5 points (aiconfig +2.4, p56 +1.5);
-R4 none (p57 +1.4). Candidate (a) becomes `vllm serve`'s default (frontdef67's next commit).
+p53 p54 p56 p57 p58 (partial) p60 p62 p63 p65 aiconfig); R2 met (7.1 %); R3 none worse by
+> 5 points (aiconfig +2.4, p56 +1.5); R4 none (p57 +1.4). Candidate (a) becomes `vllm
+serve`'s default (commit b1ce8404).
 What the decomposition says: on the closed-loop held-out sets the fitted latency moves the mean
 TTFT by far more than its 25.55 ms (p57 +149, p62 shaped +98, p56 +75, p63 +59 ms median): with
 fixed lengths the users' requests de-phase from the engine's steps, which the measured parts
