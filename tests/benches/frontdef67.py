@@ -60,8 +60,9 @@ HELD OUT
 - p56 (2): 34.9 -> 36.4 -> 9.6 %, TPOT 20.2 -> 20.2 -> 20.5 %; adds tok -4.3, latency +74.9.
 - p57 (11): 41.8 -> 30.4 -> 17.9 %, TPOT 8.0 -> 9.4 -> 9.8 %; adds req +0.4, tok +43.4 (5,000-
   token prompts), out +0.2, latency +149.0.
-- p58 (17 of 33 by 16:25, MiniMax-M2.5 0.20.0; the last 31 runs replay default / (a) / latency):
-  28.6 -> 18.4 -> 13.0 %; (a) adds +94.6 ms (tok and the 0.20 prime on 10,240-token prompts).
+- p58 (33, MiniMax-M2.5 0.20.0; the last 31 runs replay default / (a) / latency only): 21.0 ->
+  16.8 -> 13.2 % (the page: 21.0 / 13.2), TPOT (the 31) 6.6 -> 5.3 -> 5.2 %; (a) adds +94.6 ms
+  (tok and the 0.20 prime on 10,240-token prompts).
 - p60 (16 vLLM runs; 4 refused): 19.7 % throughout, TPOT 24.1 -> 24.0 % (A100 bursts of minutes).
 - p62 (36): 25.8 -> 18.7 -> 6.9 %, TPOT 8.2 -> 8.3 -> 8.2 %; adds req +0.1, tok +7.1, out +0.3.
 - p63 (50): 43.7 -> 41.1 -> 14.6 %, TPOT 11.0 -> 8.6 -> 6.9 %; adds tok -1.7, latency +59.3.
@@ -77,7 +78,7 @@ SHAPED
 - aiconfig gpt-oss (14): 85.8 -> 113.6 -> 138.0 %.
 - blind2 (in process; `vllm serve`'s default does not apply): not finished by the report.
 VERDICT on the sets in: R1 met (median of the held-out sets' medians 32.4 -> 30.2 % over 10:
-p53 p54 p56 p57 p58 (partial) p60 p62 p63 p65 aiconfig); R2 met (7.1 %); R3 none worse by
+p53 p54 p56 p57 p58 p60 p62 p63 p65 aiconfig); R2 met (7.1 %); R3 none worse by
 > 5 points (aiconfig +2.4, p56 +1.5); R4 none (p57 +1.4). Candidate (a) becomes `vllm
 serve`'s default (commit b1ce8404).
 What the decomposition says: on the closed-loop held-out sets the fitted latency moves the mean
