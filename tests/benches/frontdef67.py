@@ -48,12 +48,13 @@ simulated), and aiconfig's held-out rows.
 Candidate (b) (the model's own tokenizer's cost per token where the client sends text) is
 not evaluated here (RESULTS).
 
-RESULTS (15:45-16:30 UTC on the shared 2-core host, the rule frozen at 4112a8d6; median
+RESULTS (15:45-16:40 UTC on the shared 2-core host, the rule frozen at 4112a8d6; median
 |simulated / measured - 1| of the mean TTFT, default -> candidate (a) -> --frontend as it is;
 TPOT the same way; "adds": the median ms each part adds to a run's mean TTFT, in CHAIN's order):
 HELD OUT
-- p31 (24, bursts of 1,000 chat requests) / p53b (2) / p61 (10): not finished by the report
-  (the sets' runners were still replaying; see the report).
+- p31 (20 of 24 simulated; default / (a) / latency only): 21.8 -> 21.8 -> 21.3 %, TPOT 16.4 %.
+- p53b (1 of 2; one refused): 78.8 -> 71.7 -> 68.3 %, TPOT 42.4 -> 42.7 -> 42.8 %.
+- p61 (10, 0.20.0): 17.1 -> 16.6 -> 18.9 %, TPOT 19.6 throughout; adds tok +2.6, prime +1.6.
 - p53 (13): TTFT 30.0 -> 29.9 -> 29.9 %, TPOT 21.2 -> 21.4 -> 21.4 %; adds req +2.1, tok +69.4
   (1,000-request bursts: the serial tokenizing), out +2.9, prime 0 (0.11 / 0.13), latency +25.6.
 - p54 (2 of 3; one refused): 47.8 -> 47.0 -> 40.5 %, TPOT 12.1 throughout.
@@ -76,10 +77,14 @@ SHAPED
 - p56 Scicom (26): 32.4 -> 32.3 -> 11.1 %, TPOT 7.6 -> 9.8 -> 7.6 %.
 - p62 concurrency 200 (18): 26.1 -> 25.2 -> 12.4 %, TPOT 3.9 -> 4.1 -> 6.9 %.
 - aiconfig gpt-oss (14): 85.8 -> 113.6 -> 138.0 %.
-- blind2 (in process; `vllm serve`'s default does not apply): not finished by the report.
-VERDICT on the sets in: R1 met (median of the held-out sets' medians 32.4 -> 30.2 % over 10:
-p53 p54 p56 p57 p58 p60 p62 p63 p65 aiconfig); R2 met (7.1 %); R3 none worse by
-> 5 points (aiconfig +2.4, p56 +1.5); R4 none (p57 +1.4). Candidate (a) becomes `vllm
+- p30 (10: kvcached's fitted and same-configuration rows, gpustack's shaping rows): 79.4 ->
+  72.7 -> 49.7 %, TPOT 44.1 -> 44.4 -> 44.4 %.
+- blind2 (24 levels, p50s; in process, so `vllm serve`'s default does not apply to it): 55.0 ->
+  50.8 -> 38.2 %, TPOT 20.2 -> 20.1 -> 20.1 %.
+VERDICT (`--from` over the SET lines): R1 met, by a hair: the median of the 13 held-out sets'
+medians 30.0 -> 29.9 % (p31 p53 p53b p54 p56 p57 p58 p60 p61 p62 p63 p65 aiconfig; 8 sets
+better, p56 +1.5 and aiconfig +2.4 worse, 3 unchanged); R2 met (7.1 %); R3 none worse by > 5
+points; R4 none (p57 +1.4 the most). Candidate (a) becomes `vllm
 serve`'s default (commit b1ce8404).
 What the decomposition says: on the closed-loop held-out sets the fitted latency moves the mean
 TTFT by far more than its 25.55 ms (p57 +149, p62 shaped +98, p56 +75, p63 +59 ms median): with
