@@ -308,7 +308,7 @@ def main() -> None:
           "speculative decoding, is the same loop with its measured parts only and no "
           "latency (VLLM_API_LOOP_MEASURED: nothing fitted; made the default by a rule "
           "frozen before its evaluation, tests/benches/frontdef67.py: held-out median of "
-          "the sets' median |mean TTFT error| 32.4 -> 30.2 %, the study's main stages 6.5 -> "
+          "the 13 sets' median |mean TTFT error| 30.0 -> 29.9 %, the study's main stages 6.5 -> "
           "7.1 %, no held-out set worse by more than 5 points); the fitted latency, which "
           "belongs to one host, stays opt-in (--frontend).\n")
     print("vLLM's engine-core host work (kvplan.engines.vllm.engine_core; on by default, "
