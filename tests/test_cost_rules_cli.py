@@ -113,8 +113,9 @@ def test_ungraphed_launch_moves_simulated_ttft_by_hand() -> None:
     # down_proj = 12 kernels (TP 1: no all-reduce), x 36 layers + embedding, final norm and
     # lm_head = 435; at 4.4 us each (`derived`) the prefill, so TTFT and E2E, grow by
     # 435 x 4.4 us = 1.914 ms, at 10 us by 4.35 ms; TPOT is the graphed decode's: unchanged.
+    # The engine alone (--no-frontend: frontdef67's default API stage off), the step by hand.
     args = ["simulate", "qwen3-8b", "--gpu", "H100", "--concurrency", "1", "--num-requests",
-            "3", "--input-len", "1024", "--output-len", "8", "-q"]
+            "3", "--input-len", "1024", "--output-len", "8", "-q", "--no-frontend"]
     base = _json(args)
     on = _json([*args, "--ungraphed-launch-us", "derived"])
     ten = _json([*args, "--ungraphed-launch-us", "10"])

@@ -85,7 +85,8 @@ def test_the_tie_moves_a_batcherless_replay(monkeypatch: pytest.MonkeyPatch) -> 
 
     run = {r["id"]: r for r in wave63.runs()}[f.TIE_RUN]
     base = wave63._setup(run, frontend=False)
-    sch = replace(base.scheduler, tokenizer_batching=None)
+    # The engine alone (frontdef67 made vLLM serve's measured API stage the default: off here).
+    sch = replace(base.scheduler, tokenizer_batching=None, api_server=None, api_output=None)
     ruled = wave63.replay(run, replace(base, scheduler=sch))
     monkeypatch.setattr(Simulator, "finish_reply_misses_next_step", False)
     tied = wave63.replay(run, replace(base, scheduler=sch))

@@ -27,7 +27,8 @@ QWEN3_CONFIG = DATA / "blind26" / "real" / "qwen3-8b-unsloth-copy.json"
 QWEN3_GEN = DATA / "generation_configs" / "qwen3-8b.json"
 ARGS = ["--gpu", "H100-80GB", "--max-model-len", "4096", "--concurrency", "8",
         "--num-requests", "8", "--input-len", "512", "--output-len", "64",
-        "--engine-version", "0.15.0", "-f", "json"]
+        "--engine-version", "0.15.0", "-f", "json",
+        "--no-frontend"]  # the engine alone, the sampler's step by hand (frontdef67's stage off)
 
 
 def _folder(tmp_path: Path, *, gen: bool = True) -> Path:

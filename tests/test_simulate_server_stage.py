@@ -19,6 +19,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.cli import app
 from kvplan.engines.vllm.frontend import (
     VLLM_API_LOOP_COST,
+    VLLM_API_LOOP_MEASURED,
     VLLM_API_OUTPUT_COST,
     VLLM_API_SERVER_COST,
     VLLM_API_SERVER_LATENCY_S,
@@ -94,7 +95,15 @@ def test_the_stage_comes_before_the_tokenizer_batcher() -> None:
 def test_setup_adds_the_stage_only_when_asked() -> None:
     spec = load_model("llama-3.1-8b")[0]
     inputs = estimate_inputs(spec, context=8192, gpu="H100-80GB", engine_version="0.19.0")
-    assert setup(spec, inputs)[0].scheduler.api_server is None
+    assert setup(spec, inputs, default_frontend=False)[0].scheduler.api_server is None
+    # frontdef67: a `vllm serve` run's default is the loop's measured parts, no latency.
+    default, default_notes = setup(spec, inputs)
+    assert default.scheduler.api_server == VLLM_API_LOOP_MEASURED
+    assert VLLM_API_LOOP_MEASURED == replace(VLLM_API_LOOP_COST, latency_s=0.0,
+                                             source=VLLM_API_LOOP_MEASURED.source)
+    assert any(n.startswith("API server CPU (default for `vllm serve`") for n in default_notes)
+    # In process (no API server), none.
+    assert setup(spec, inputs, api_server=False)[0].scheduler.api_server is None
     sim, notes = setup(spec, inputs, frontend=True)
     # vLLM's --frontend is the API server's one loop: the measured ingestion and, on the same
     # FIFO, the measured output stage (vllmhost62).
@@ -121,7 +130,8 @@ def test_the_fitted_constants_reproduce_their_two_rows() -> None:
         inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
                                  tp=run["tp"], engine_version=run["vllm"],
                                  mem_fraction=run["gpu_memory_utilization"])
-        sim, _ = setup(spec, inputs)  # the old fit's stage alone, as frontend_fit.py ran it
+        # the old fit's stage alone, as frontend_fit.py ran it (before frontdef67's default)
+        sim, _ = setup(spec, inputs, default_frontend=False)
         sim = replace(sim, scheduler=replace(sim.scheduler, api_server=VLLM_API_SERVER_COST))
         ttft = simulate(sim, prospective_runs.requests(run)).metrics.ttft_ms["mean"]
         assert ttft == pytest.approx(run["measured"]["mean_ttft_ms"], rel=0.005)

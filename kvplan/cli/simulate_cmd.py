@@ -136,10 +136,15 @@ def simulate_cmd(
         "--frontend", rich_help_panel=HOST_STAGES_PANEL,
         help="Simulate the server's CPU before the engine: vLLM's API server (one loop "
              "taking each request and each step's outputs, times measured with vLLM's code "
-             "on one CPU, and a latency fitted on one H100 host's vLLM 0.19) or "
+             "on one CPU: `vllm serve`'s default; --frontend adds a latency fitted on one "
+             "H100 host's vLLM 0.19) or "
              "SGLang's TokenizerManager (prompts tokenized one at a time on the loop that "
              "streams the outputs, time per token measured on one CPU); a host differs.")
     ] = False,
+    no_frontend: Annotated[bool, typer.Option(
+        "--no-frontend", rich_help_panel=HOST_STAGES_PANEL,
+        help="Leave vLLM's API server stage out (the engine alone, kvplan's default before "
+             "frontdef67).")] = False,
     frontend_latency_ms: Annotated[float | None, typer.Option(
         "--frontend-latency-ms", metavar="MS", rich_help_panel=HOST_STAGES_PANEL,
         help="With vLLM's --frontend: your serving host's measured send-to-engine latency per "
@@ -308,6 +313,10 @@ def simulate_cmd(
     from kvplan.present.simulate_view import simulate_view, timeline_csv, write_timeline_plot
 
     with handle_errors():
+        if frontend and no_frontend:
+            from kvplan._util.errors import InputError
+
+            raise InputError("simulate --frontend and --no-frontend: give one of them")
         rules = co.cost_rules_of(locals())
         rules.check(engine=engine.value)
         moe_a2a = ma.moe_a2a_options(locals(), engine.value)
@@ -424,6 +433,7 @@ def simulate_cmd(
                            acceptance=acceptance, spec_seed=seed,
                            draft_config=so.draft_config(spec_draft_config),
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
+                           default_frontend=not no_frontend,
                            trtllm=settings.trtllm,
                            sampling=(None if gen_file is None else SamplingParams.resolve(
                                {}, read_generation_config(gen_file),

@@ -1740,6 +1740,13 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "1.8-2.0 ms above the measured TPOT (tests.benches.sgldec67)",
            rows=tuple(f"aiconfigurator 2026_03_25_deepseek_r1_b200_sxm_sglang_fp8_agg_1024x1024_"
                       f"c{c}_tp8_0_ep1_0_{n}" for c, n in ((4, 284), (16, 263), (64, 288)))),
+    Shaped(commit="b1ce8404",
+           rule="vLLM's API-server stage with its measured parts only (no fitted latency) as "
+                "`vllm serve`'s default (frontdef67, kvplan.engines.vllm.frontend "
+                "VLLM_API_LOOP_MEASURED): proposed after the study's +94 % with --frontend's "
+                "fitted latency was read; the decision rule frozen (4112a8d6) before any row "
+                "was replayed with it (tests/benches/frontdef67.py)",
+           rows=_SIM_TO_REAL_ALL),
 )
 
 

@@ -46,7 +46,11 @@ from kvplan.engines.sglang.spec_decode import SglangSpecDecode
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.eagle_head import VllmEagleHead
-from kvplan.engines.vllm.frontend import ApiOutputCost, vllm_api_output_cost
+from kvplan.engines.vllm.frontend import (
+    VLLM_API_LOOP_MEASURED,
+    ApiOutputCost,
+    vllm_api_output_cost,
+)
 from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
 from kvplan.engines.vllm.sampler import SamplingParams, VllmSampler
@@ -69,7 +73,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           api_output: bool = False, sampling: SamplingParams | None = None,
           engine_core_cpu: bool | None = None, acceptance: Acceptance | None = None,
           spec_seed: int = 0, draft_config: DraftConfig | None = None,
-          frontend_latency_s: float | None = None) -> tuple[SimSetup, list[str]]:
+          frontend_latency_s: float | None = None, default_frontend: bool = True
+          ) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated by
     its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async scheduling
     / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM --max-num-seqs /
@@ -93,7 +98,10 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     own config.json (vLLM only: kvplan.engines.vllm.eagle_head; None: one layer of the target's
     shape). `frontend_latency_s`: the user's send-to-engine latency in place of vLLM's
     --frontend's fitted one (kvplan.engines.vllm.frontend.vllm_api_loop_cost; needs `frontend`,
-    vLLM only). Returns it and the notes."""
+    vLLM only). `default_frontend`: without `frontend`, a `vllm serve` run (`api_server`, one
+    replica, no attention DP, no speculative decoding, no `api_output`) gets the API server's
+    measured stage, no latency (VLLM_API_LOOP_MEASURED, frontdef67); False: the engine alone
+    (`simulate --no-frontend`). Returns it and the notes."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -120,7 +128,11 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     _check_frontend_latency(frontend_latency_s, frontend=frontend, scheduler=rules.scheduler)
     # vLLM's --frontend is the API server's one loop, which also takes every step's outputs
     # (kvplan.engines.vllm.frontend, VLLM_API_LOOP_COST): the output stage comes with it.
-    loop = frontend and rules.scheduler is Scheduler.mixed_token_budget and dp == 1
+    vllm_one = rules.scheduler is Scheduler.mixed_token_budget and dp == 1
+    measured = default_frontend and measured_default(
+        frontend=frontend, api_output=api_output, api_server=api_server, vllm_one=vllm_one,
+        dp_attention=dp_attention, speculative=bool(cap.num_speculative_tokens))
+    loop = (frontend or measured) and vllm_one
     if cap.num_speculative_tokens and (dp_attention or api_output or loop):
         raise InputError("simulate --speculative-method: not simulated with --dp-attention, "
                          "--api-output or vLLM's --frontend (its output stage)")
@@ -138,6 +150,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm, frontend_latency_s=frontend_latency_s)
+    if measured:
+        sim, notes = _with_measured_loop(sim, notes)
     if api_output or loop:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp,
                                       vllm_api_output_cost(cap.engine_version, frontend=loop))
@@ -209,6 +223,25 @@ def _check_frontend_latency(latency_s: float | None, *, frontend: bool,
     if not math.isfinite(latency_s) or latency_s < 0:
         raise InputError("simulate --frontend-latency-ms: expected a finite number of ms >= 0, "
                          f"got {latency_s * 1e3:g}")
+
+
+def measured_default(*, frontend: bool, api_output: bool, api_server: bool, vllm_one: bool,
+                     dp_attention: bool, speculative: bool) -> bool:
+    """Whether a run gets `vllm serve`'s default measured stage (VLLM_API_LOOP_MEASURED,
+    frontdef67): no stage asked for, through the API server, one vLLM replica, no attention DP
+    (one loop over ranks not modelled), no speculative decoding (its output stage is not)."""
+    return (not frontend and not api_output and api_server and vllm_one and not dp_attention
+            and not speculative)
+
+
+def _with_measured_loop(sim: SimSetup, notes: list[str]) -> tuple[SimSetup, list[str]]:
+    """`vllm serve`'s default ingestion stage added to `sim` (VLLM_API_LOOP_MEASURED)."""
+    cost = VLLM_API_LOOP_MEASURED
+    note = (f"API server CPU (default for `vllm serve`; --frontend adds a latency, --no-frontend "
+            f"leaves it out): {cost.s_per_request * 1e3:.3f} ms per request + "
+            f"{cost.s_per_prompt_token * 1e6:.2f} us per prompt token, one request at a time; "
+            f"{cost.source}")
+    return replace(sim, scheduler=replace(sim.scheduler, api_server=cost)), [*notes, note]
 
 
 def _with_api_output(sim: SimSetup, notes: list[str], scheduler: Scheduler, dp: int,
