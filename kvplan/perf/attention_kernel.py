@@ -145,16 +145,13 @@ _KV_MATH = {"fp8": GemmMath.fp8}  # the KV dtypes a kernel can compute in, as th
 def kv_dtype_kernel(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str,
                     phase: str) -> KvDtypeAttention | None:
     """The kernel `eff`'s engine computes `spec`'s attention with in the `kv_dtype` cache's
-    dtype in a `phase` step on `gpu` (CostTraits.kv_dtype_attention), or None: bf16."""
-    if not isinstance(spec.attention, LatentAttention) or spec.indexer is not None:
-        return None
+    dtype in a `phase` step on `gpu` (CostTraits.kv_dtype_attention, the first that applies:
+    KvDtypeAttention.applies), or None: bf16."""
     if gpu.compute_capability is None or kv_dtype not in _KV_MATH:
         return None
     major = gpu.compute_capability[0]
-    arch = spec.architectures[0] if spec.architectures else None
     return next((k for k in eff.kv_dtype_attention
-                 if phase in k.phases and major in k.compute_capability_majors
-                 and kv_dtype in k.kv_dtypes and arch in k.architectures), None)
+                 if k.applies(spec, major=major, kv_dtype=kv_dtype, phase=phase)), None)
 
 
 def attention_math(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str, phase: str, *,
