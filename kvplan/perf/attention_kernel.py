@@ -29,8 +29,9 @@ bytes stay the keys seen.
 
 The math attention runs in (`attention_math`): bf16, unless the engine declares a kernel that
 computes in the KV cache's dtype for the step (CostTraits.kv_dtype_attention: SGLang's
-trtllm_mla prefill with an fp8 cache on SM 10.x, kvplan.engines.sglang.mla_prefill) or the
-user asks for FP8 attention (--fp8-attention). FP8 attention runs at `Efficiency.fp8_attention`
+trtllm_mla prefill with an fp8 cache on SM 10.x, kvplan.engines.sglang.mla_prefill; vLLM's FP8
+query on SM 10.x, non-latent attention, prefill and decode, kvplan.engines.vllm.fp8_query) or
+the user asks for FP8 attention (--fp8-attention). FP8 attention runs at `Efficiency.fp8_attention`
 of the FP8 peak where the device preset sets it (kvplan.perf.efficiency).
 
 An engine whose absorbed-MLA decode launches more kernels per layer than kvplan.perf.roofline

@@ -210,10 +210,11 @@ class MixedStepCost:
         self._ctx_floor = tables if tables is not None and kv_dtype == "bf16" and not (
             isinstance(spec.attention, LatentAttention)) else None
         # A prefill chunk's attention in the KV cache's dtype where the engine's kernel computes
-        # so (kvplan.perf.attention_kernel.kv_dtype_kernel: SGLang's trtllm_mla prefill, FP8 on
-        # SM 10.x): its FLOPs at that rate, over the bf16 rate; and the casts of q, k and v it
-        # launches first, a floor each (plus, eager, their launch) per attention layer in every
-        # step with a chunk (the casts' bytes are not charged here: roofline.step_time does).
+        # so (kvplan.perf.attention_kernel.kv_dtype_kernel: SGLang's trtllm_mla prefill, vLLM's
+        # FP8 query; on SM 10.x): its FLOPs at that rate, over the bf16 rate; and the casts of
+        # q, k and v it launches first (SGLang's), a floor each (plus, eager, their launch) per
+        # attention layer in every step with a chunk (the casts' bytes are not charged here:
+        # roofline.step_time does).
         # The decodes' FLOPs likewise where the kernel computes a decode in it (vLLM's FP8
         # query on SM 10.x, kvplan.engines.vllm.fp8_query).
         ran = gpu.runs(GemmMath.fp8)  # roofline._Step.op's peak and fraction
