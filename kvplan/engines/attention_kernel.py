@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvplan.model.attention import HeadAttention, LatentAttention
+from kvplan.model.spec import ModelSpec
+
 
 @dataclass(frozen=True, kw_only=True)
 class VarlenAttentionKernel:
@@ -76,20 +79,43 @@ class SparseMlaKernel:
 @dataclass(frozen=True, kw_only=True)
 class KvDtypeAttention:
     """An attention kernel an engine runs in its KV cache's dtype, not the model's, as plain data
-    (kvplan.perf.attention_kernel.attention_math prices it): in `phases` of dense latent-attention
-    (MLA, no sparse indexer) models whose config.json names one of `architectures` first, on
-    GPUs of these compute-capability majors, with a cache of one of `kv_dtypes`, from engine
-    version `since` on. Before it the engine launches one elementwise cast to that dtype of each
-    of its bf16 inputs named in `casts` ("q", "k", "v"), per attention layer."""
+    (kvplan.perf.attention_kernel.attention_math prices it): in `phases` steps, on GPUs of these
+    compute-capability majors, with a cache of one of `kv_dtypes`, from engine version `since`
+    on, for the models `applies` names: `latent` True, dense latent-attention (MLA, no sparse
+    indexer) models whose config.json names one of `architectures` first; `latent` False,
+    per-head (non-latent) attention whose K and V head dims are both in `head_dims` (the
+    backend's sizes: another backend runs the rest), any architecture. Before it the engine
+    launches one elementwise cast to that dtype of each of its bf16 inputs named in `casts`
+    ("q", "k", "v"), per attention layer."""
 
     name: str
     phases: tuple[str, ...]
-    architectures: tuple[str, ...]
     compute_capability_majors: tuple[int, ...]
     kv_dtypes: tuple[str, ...]
     since: str
     casts: tuple[str, ...]
     source: str
+    architectures: tuple[str, ...] = ()
+    latent: bool = True
+    head_dims: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.latent and self.casts:  # kvplan.perf.roofline sizes MLA's casts only
+            raise ValueError(f"{self.name}: casts are declared for latent attention only")
+
+    def applies(self, spec: ModelSpec, *, major: int, kv_dtype: str, phase: str) -> bool:
+        """Whether the kernel computes `spec`'s attention in a `phase` step on a GPU of
+        compute-capability `major` with a `kv_dtype` cache (the release already filtered)."""
+        if phase not in self.phases or major not in self.compute_capability_majors \
+                or kv_dtype not in self.kv_dtypes:
+            return False
+        att = spec.attention
+        if self.latent:
+            arch = spec.architectures[0] if spec.architectures else None
+            return isinstance(att, LatentAttention) and spec.indexer is None \
+                and arch in self.architectures
+        return isinstance(att, HeadAttention) and att.head_dim in self.head_dims \
+            and att.v_head_dim in self.head_dims
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,8 +29,9 @@ bytes stay the keys seen.
 
 The math attention runs in (`attention_math`): bf16, unless the engine declares a kernel that
 computes in the KV cache's dtype for the step (CostTraits.kv_dtype_attention: SGLang's
-trtllm_mla prefill with an fp8 cache on SM 10.x, kvplan.engines.sglang.mla_prefill) or the
-user asks for FP8 attention (--fp8-attention). FP8 attention runs at `Efficiency.fp8_attention`
+trtllm_mla prefill with an fp8 cache on SM 10.x, kvplan.engines.sglang.mla_prefill; vLLM's FP8
+query on SM 10.x, non-latent attention, prefill and decode, kvplan.engines.vllm.fp8_query) or
+the user asks for FP8 attention (--fp8-attention). FP8 attention runs at `Efficiency.fp8_attention`
 of the FP8 peak where the device preset sets it (kvplan.perf.efficiency).
 
 An engine whose absorbed-MLA decode launches more kernels per layer than kvplan.perf.roofline
@@ -145,16 +146,13 @@ _KV_MATH = {"fp8": GemmMath.fp8}  # the KV dtypes a kernel can compute in, as th
 def kv_dtype_kernel(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str,
                     phase: str) -> KvDtypeAttention | None:
     """The kernel `eff`'s engine computes `spec`'s attention with in the `kv_dtype` cache's
-    dtype in a `phase` step on `gpu` (CostTraits.kv_dtype_attention), or None: bf16."""
-    if not isinstance(spec.attention, LatentAttention) or spec.indexer is not None:
-        return None
+    dtype in a `phase` step on `gpu` (CostTraits.kv_dtype_attention, the first that applies:
+    KvDtypeAttention.applies), or None: bf16."""
     if gpu.compute_capability is None or kv_dtype not in _KV_MATH:
         return None
     major = gpu.compute_capability[0]
-    arch = spec.architectures[0] if spec.architectures else None
     return next((k for k in eff.kv_dtype_attention
-                 if phase in k.phases and major in k.compute_capability_majors
-                 and kv_dtype in k.kv_dtypes and arch in k.architectures), None)
+                 if k.applies(spec, major=major, kv_dtype=kv_dtype, phase=phase)), None)
 
 
 def attention_math(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str, phase: str, *,

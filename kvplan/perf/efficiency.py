@@ -151,7 +151,10 @@ were a little slower end to end, from the casts and quantizations around it, whi
 charges apart). kvplan charges that BF16 kernel `attention` 0.60 of the bf16 peak, so FP8 runs
 at 1.5 x 0.60 of it, 0.90 of the bf16 peak, i.e. 0.45 of the FP8 peak (twice the bf16 one on
 every SM 10.x preset). The ~1.5x is a rounded kernel-level figure, not a table; it is carried
-to B300 / GB300 (SM 10.3: the same FP8 tensor-core rate as SM 10.0 in gpus.json). Other presets
+to B300 / GB300 (SM 10.3: the same FP8 tensor-core rate as SM 10.0 in gpus.json), and to vLLM's
+FP8-query GQA attention (TRT-LLM's FMHA on FP8 q/k/v, kvplan.engines.vllm.fp8_query: no GQA
+FP8 measurement read; aiconfigurator's B200 vLLM 0.19.0 fp8-cache rows asked bf16 queries).
+Other presets
 keep `attention` for FP8 attention (None).
 The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
 - moe_gemm 0.33 / fp8_moe_gemm 0.20: FITTED, the routed experts' grouped GEMMs where they are

@@ -238,18 +238,23 @@ class MixedStepCost:
         self._ctx_floor = tables if tables is not None and kv_dtype == "bf16" and not (
             isinstance(spec.attention, LatentAttention)) else None
         # A prefill chunk's attention in the KV cache's dtype where the engine's kernel computes
-        # so (kvplan.perf.attention_kernel.kv_dtype_kernel: SGLang's trtllm_mla prefill, FP8 on
-        # SM 10.x): its FLOPs at that rate, over the bf16 rate; and the casts of q, k and v it
-        # launches first, a floor each (plus, eager, their launch) per attention layer in every
-        # step with a chunk (the casts' bytes are not charged here: roofline.step_time does).
+        # so (kvplan.perf.attention_kernel.kv_dtype_kernel: SGLang's trtllm_mla prefill, vLLM's
+        # FP8 query; on SM 10.x): its FLOPs at that rate, over the bf16 rate; and the casts of
+        # q, k and v it launches first (SGLang's), a floor each (plus, eager, their launch) per
+        # attention layer in every step with a chunk (the casts' bytes are not charged here:
+        # roofline.step_time does).
+        # The decodes' FLOPs likewise where the kernel computes a decode in it (vLLM's FP8
+        # query on SM 10.x, kvplan.engines.vllm.fp8_query).
+        ran = gpu.runs(GemmMath.fp8)  # roofline._Step.op's peak and fraction
+        frac = self.eff.fp8_attention if ran is GemmMath.fp8 else None
+        kv_scale = self._flops_rate / (gpu.peak_flops(ran) * (frac or self.eff.attention))
+        self._decode_scale = kv_scale if kv_dtype_kernel(
+            self.eff, spec, gpu, kv_dtype, "decode") is not None else 1.0
         in_kv = kv_dtype_kernel(self.eff, spec, gpu, kv_dtype, "prefill")
         self._prefill_scale = 1.0
         self._cast_s = 0.0
         if in_kv is not None:
-            ran = gpu.runs(GemmMath.fp8)  # roofline._Step.op's peak and fraction
-            frac = self.eff.fp8_attention if ran is GemmMath.fp8 else None
-            rate = gpu.peak_flops(ran) * (frac or self.eff.attention)
-            self._prefill_scale = self._flops_rate / rate
+            self._prefill_scale = kv_scale
             casts = len(in_kv.casts) * sum(map(spec.has_attention, span))
             summed = eager_prefill and self.eff.prefill_launch_model == "sum"
             self._cast_s = casts * (self._floor + (self.eff.prefill_launch_s
@@ -458,7 +463,7 @@ class MixedStepCost:
         FLOPs times the kernel's `decode_factor`; `partials`: the split-KV path's partial bytes
         (kvplan.perf.split_decode), written by the kernel and read back by its reduce kernel;
         `chunk_tokens`: the step's prefill tokens (the opt-in B200 floor, `_ctx_floor`)."""
-        flops = (dec_pairs * self.decode_pair_flops * decode_factor
+        flops = (dec_pairs * self.decode_pair_flops * decode_factor * self._decode_scale
                  + pre_pairs * self.prefill_pair_flops * self._prefill_scale)
         floor = self._floor
         if self._ctx_floor is not None and chunk_tokens:

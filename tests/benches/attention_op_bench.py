@@ -139,6 +139,9 @@ def step_cost(kind: str, engine: str, version: str, gpu: str, heads: int, kv_hea
     layers; `bound`: at the whole peak and bandwidth, no floor (`price_s`)."""
     g = get_gpu(gpu)
     eff = engine_efficiency(engine, device_efficiency(g), version=version)
+    # The rows asked bf16 queries (`attn_dtype` bfloat16, FP8_TEXT): without the engine's FP8
+    # query on non-latent attention (vLLM on SM 10.x, kvplan.engines.vllm.fp8_query).
+    eff = replace(eff, kv_dtype_attention=tuple(k for k in eff.kv_dtype_attention if k.latent))
     if bound:
         eff = replace(eff, attention=1.0, hbm=1.0, kernel_floor_s=0.0)
     if kind == "GQA":
@@ -399,9 +402,15 @@ FP8_TEXT = (
     "The same cases with an fp8 (e4m3) KV cache, bf16 queries asked (`attn_dtype` "
     "bfloat16): kvplan prices them as the bf16 rows with the cache rows at one byte an "
     "element, the attention in bf16 (kvplan.perf.attention_kernel.attention_math: FP8 only "
-    "with --fp8-attention or an engine kernel declared to compute in the cache's dtype, none "
-    "for GQA). The tables' kernels may compute in FP8 (vLLM's FlashAttention 3 quantizes the "
-    "query where `supports_quant_query_input`, collector/vllm/collect_attn.py); the bound "
+    "with --fp8-attention or an engine kernel declared to compute in the cache's dtype; vLLM's "
+    "FP8 query on SM 10.x, kvplan.engines.vllm.fp8_query, is left off here: these rows asked "
+    "a bf16 one). The B200 vLLM 0.19.0 table was collected (aiconfigurator b886aad3d, "
+    "2026-04-30) by a collector that passed the bf16 query to impl.forward (collect_attn.py "
+    "before 01da5ebfb, 2026-06-17, which casts it to FP8 where `supports_quant_query_input`); "
+    "vLLM 0.19.0's forward asserts the query's dtype is the metadata's (flashinfer.py:"
+    "1313-1316), so those rows ran bf16 queries, FlashInfer's own prefill on an fp8 cache "
+    "(utils/flashinfer.py:383-387). The tables' other kernels may compute in FP8 (vLLM's "
+    "FlashAttention 3 quantizes the query where `supports_quant_query_input`); the bound "
     "that leaves rows out is halved for them (`below_bound`).")
 
 IMPLIED_TEXT = (

@@ -49,6 +49,7 @@ from kvplan.engines.vllm.block_size import (
 from kvplan.engines.vllm.compressed import vllm_v4_stage_config
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.default_block import attention_default_block
+from kvplan.engines.vllm.fp8_query import VLLM_KV_DTYPE_ATTENTION
 from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
 from kvplan.engines.vllm.index_cache import index_cache_served
@@ -165,9 +166,11 @@ class VllmEngine:
     # default); with --enable-expert-parallel on TP ranks alone, FusedMoE reduces the experts'
     # output with the TP all-reduce (`reduce_results`), as without EP.
     # Its attention kernel by GPU: FlashAttention 2's 64-row query tiles on SM 8.x / 12.x
-    # (kvplan.engines.vllm.attention_backend). Its experts: the Triton fused_moe where the
+    # (kvplan.engines.vllm.attention_backend); with an fp8 cache on SM 10.x, FP8 attention math
+    # (kvplan.engines.vllm.fp8_query, 0.16.0 on). Its experts: the Triton fused_moe where the
     # release runs it for the format and GPU (kvplan.engines.vllm.moe_kernel.VllmMoeKernels).
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True, attention_kernels=VLLM_ATTENTION_KERNELS,
+                             kv_dtype_attention=VLLM_KV_DTYPE_ATTENTION,
                              moe_kernel=VLLM_MOE_KERNELS, router_gemm=VLLM_ROUTER_GEMM,
                              experts_shape=VLLM_EXPERTS_SHAPE, sm100_kernel_tables=True)
     scheduler = Scheduler.mixed_token_budget  # vllm/v1/core/sched/scheduler.py
