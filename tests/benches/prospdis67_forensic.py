@@ -28,7 +28,8 @@ What the code says (Dynamo 1.2.1 = the ai-dynamo 1.2.1 wheel, vLLM 0.20.1 = its 
   PrefillRouter, as GitHub's index stores it, lib/llm/src/kv_router/prefill_router/mod.rs).
   The docs' own Time To Second Token grows with the prompt (doc 13: 126 / 133 ms at 3,000
   tokens, 181 / 195 ms at 8,000; doc 14: 758 / 831 ms at 26,000 on a TP 4 decode worker,
-  kvplan's one 26,000-token prefill on TP 4: 748 ms; `tt2t_rows`): genai-perf's first token
+  kvplan's one 26,000-token prefill on TP 4: 748 ms as first read, 693 ms since vLLM's FP8
+  query on SM 10.x is priced (fp8q67); `tt2t_rows`): genai-perf's first token
   arrives when
   the prefill worker is done, its second after the decode worker's own prefill. The forensic
   takes TTFT = send -> prefill worker done (not read in the Rust at 1.2.1: the stored file is a
@@ -54,6 +55,7 @@ What it gives (`lines`, `tt2t_rows`; kvplan's replay of section 4c beside it):
 - The four points whose runs fill their prefill pools from empty (Llama-3.1-70B FP8 8,000 /
   150 on 4 x TP 1 prefill, 630 prompts of 63 blocks against 4 x 78; DeepSeek-R1 16,000 / 999
   on 1 x TP 8, 116 / 132 prompts of 125 blocks against 76): 16.50 / 30.27 / 63.13 / 134.35 s
+  (30.2 for the second since fp8q67)
   against 16.31 / 29.15 / 65.19 / 137.14 s measured (1.01, 1.04, 0.97, 0.98), request rates
   0.62 / 0.62 / 0.19 / 0.20 against the stated 0.63 / 0.63 / 0.18 / 0.19; the same model with
   blocks freed at once, 0.52 / 2.42 / 0.28 / 0.28 s (kvplan's replay: 0.55 / 2.71 / 0.37 /
@@ -75,7 +77,8 @@ What it gives (`lines`, `tt2t_rows`; kvplan's replay of section 4c beside it):
   RDMA, UCX_TLS): no decode worker reads any KV; Dynamo's conditional disaggregation or local
   prefill by queue length: not in 1.2.1. The decode's own prefill is in the second token
   (stated TT2T 181 / 195 ms at 8,000 tokens and 758 / 831 ms at 26,000 against kvplan's
-  199 / 748 ms on the decode's TP 4; 126 / 133 against 74 ms at 3,000).
+  199 / 748 ms on the decode's TP 4; 126 / 133 against 74 ms at 3,000; since fp8q67's FP8
+  query, 193 / 693 and 73 ms).
 
 Run: python -m tests.benches.prospdis67_forensic
 """
