@@ -43,15 +43,13 @@ def fuses_allreduce_norm(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int,
 
 def shared_expert_overlap(spec: ModelSpec, gpu: GPU, layout: Layout, eff: Efficiency) -> bool:
     """Whether a decode step replayed from a CUDA graph runs `spec`'s shared experts on a
-    second stream beside the routed experts (`eff.shared_expert_stream`, from its release on;
-    kvplan.engines.sglang.shared_stream names the lines): on CUDA, its model types, without
-    DP attention or an expert all-to-all (whose MoE path is another), where the engine keeps
-    the shared experts out of its fused MoE (`unfused`)."""
+    second stream beside the routed experts (`eff.shared_expert_stream`, which
+    engine_efficiency keeps from its release on; kvplan.engines.sglang.shared_stream names
+    the lines): on CUDA, its model types, without DP attention or an expert all-to-all (whose
+    MoE path is another), where the engine keeps the shared experts out of its fused MoE
+    (`unfused`)."""
     rule = eff.shared_expert_stream
     if rule is None or gpu.platform != "cuda" or layout.dp_attention or eff.moe_a2a is not None:
-        return False
-    if eff.engine_version is not None and version_key(eff.engine_version) < version_key(
-            rule.since):
         return False
     return spec.model_type in rule.model_types and rule.unfused(spec, gpu, layout.ep)
 
@@ -162,7 +160,10 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   moe_a2a=(traits.moe_all_to_all(options, spec)
                            if traits.moe_all_to_all is not None and spec is not None else None),
                   prefill_op_count=traits.prefill_op_count,
-                  shared_expert_stream=traits.shared_expert_stream)
+                  shared_expert_stream=(
+                      traits.shared_expert_stream if traits.shared_expert_stream is not None
+                      and version_key(version) >= version_key(traits.shared_expert_stream.since)
+                      else None))
     if eff.moe_gemm_by_engine and eff.moe_gemm_shape is not None and traits.experts_shape:
         # The engine's own experts' table for the pooled one (kvplan.engines.moe_shape).
         eff = replace(eff, moe_gemm_shape=engine_shape(traits.experts_shape))
