@@ -80,6 +80,12 @@ disagg_trtllm_load.little_rps):
    generation recipe's stream_interval (si 100: 96 rows, median 1.4 steps; si 20: 9 rows,
    median 18.6; si 40: 1 row, 19.0), as the first token goes out at once
    (aiconfig_harness's reading of `_handle_responses`, py_decoding_iter == 1). Not the class.
+7. Not read to the rows' version: Dynamo's attention-DP rank hint. The later handler_base.py
+   (0192e704) passes a router-chosen `routing.dp_rank` to TensorRT-LLM as SchedulingParams(
+   attention_dp_rank, attention_dp_relax=False), strict placement that would bypass the
+   engine's fewest-tokens balance on an attention-DP context server; only Dynamo's KV router
+   sets that hint, and the recipes read name no router mode (frontend type dynamo, one
+   frontend). Whether 0.8.1 had the hint, and which router mode srt-slurm launched, is open.
 
 The row function (disagg_rows.replay, default switches) re-run here on three of the 30 rows
 gives the page's TTFT / TPOT: h200 cfg590 c72 562.9 / 14.83 ms, b200 cfg553 c128 1,734.4 /
