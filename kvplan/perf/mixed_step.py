@@ -262,13 +262,13 @@ class MixedStepCost:
                                                    if summed else 0.0))
 
     def for_spec(self, spec: ModelSpec, *, eager_prefill: bool | None = None,
-                 graphs: DecodeGraphs | None = None) -> MixedStepCost:
+                 verify: bool = False) -> MixedStepCost:
         """The same engine, GPU, layout and settings stepping another model's shape (a
-        speculative drafter's: kvplan.analysis.simulate.spec_sim); `eager_prefill` False and
-        `graphs` verifying: its multi-token steps replayed from CUDA graphs (SGLang's
-        target-verify and draft-extend graphs: kvplan.analysis.simulate.sglang_spec_sim;
-        None: as this one)."""
-        c, graphs = self._common, self.graphs if graphs is None else graphs
+        speculative drafter's: kvplan.analysis.simulate.spec_sim); `eager_prefill` False: its
+        multi-token steps replayed from CUDA graphs (SGLang's target-verify and draft-extend
+        graphs: kvplan.analysis.simulate.sglang_spec_sim; None: as this one), `verify` True:
+        captured as `graphs` says (DecodeGraphs.verifying: S + 1 tokens a request)."""
+        c, graphs = self._common, self.graphs.verifying() if verify else self.graphs
         eager = self.eager_prefill if eager_prefill is None else eager_prefill
         return MixedStepCost(spec, self.gpu, kv_dtype=c["kv_dtype"], layout=self.layout,
                              eff=self.eff, quantization=self.quantization,

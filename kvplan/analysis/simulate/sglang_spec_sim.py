@@ -88,10 +88,8 @@ class SglangSpecSimulator(SpecSimulator, SglangSimulator):
         # decode step is, for a batch of up to --cuda-graph-max-bs requests whatever its
         # S + 1 tokens a request (kvplan.engines.decode_graphs: can_run's batch_size).
         target, draft = spec.target_cost, spec.draft_cost
-        self._verify_cost = target.for_spec(target.spec, eager_prefill=False,
-                                            graphs=target.graphs.verifying())
-        self._draft_graphed = draft.for_spec(draft.spec, eager_prefill=False,
-                                             graphs=draft.graphs.verifying())
+        self._verify_cost = target.for_spec(target.spec, eager_prefill=False, verify=True)
+        self._draft_graphed = draft.for_spec(draft.spec, eager_prefill=False, verify=True)
 
     def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
                      seconds: float, shown: float | None = None) -> int:
