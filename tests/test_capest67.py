@@ -1,5 +1,5 @@
 """`estimate` / `plan` price SGLang's captured decode step as `simulate` does (issue 30): one
-source, EngineRules.captured_decode_tokens (SGLang: --cuda-graph-max-bs by default,
+source, EngineRules.decode_graphs (SGLang: --cuda-graph-max-bs requests by default,
 kvplan.engines.sglang.budget.sglang_cuda_graph_max_bs), read by the cost model's CostInputs
 (kvplan.analysis.plan_search) and the simulator's MixedStepCost (engine_setups)."""
 
@@ -17,6 +17,7 @@ from kvplan.analysis.plan_types import PlanRequest
 from kvplan.analysis.simulate.engine_setups import step_cost
 from kvplan.analysis.simulate.run import setup
 from kvplan.engines.base import Engine
+from kvplan.engines.decode_graphs import NO_DECODE_GRAPHS, DecodeGraphs
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.costmodel import predict
 
@@ -45,13 +46,13 @@ def test_estimate_decode_step_is_simulates_at_batch_16() -> None:
     last bit, and both hide the shared expert: 58 MoE layers x (4 kernels x 4 us floor - its
     weights' 0.998 us streaming) = 58 x 15.002 us = 0.870 ms (tests/test_shared_stream.py)."""
     spec, inputs, sim_cost, served, gpu, ci = _paths()
-    assert ci.captured_tokens == sim_cost.captured_tokens == 512
+    assert ci.graphs == sim_cost.graphs == DecodeGraphs(max_requests=512)
     est = predict(served, gpu, replace(ci, batch=16)).decode_step_ms
     sim = sim_cost.seconds(decode_contexts=[CONTEXT] * 16, chunks=[]) * 1e3
     assert est == sim
-    uncaptured = predict(served, gpu, replace(ci, batch=16, captured_tokens=0)).decode_step_ms
+    uncaptured = predict(served, gpu, replace(ci, batch=16, graphs=NO_DECODE_GRAPHS)).decode_step_ms
     assert uncaptured - est == pytest.approx(58 * 15.002e-3, rel=1e-4)
-    eager = step_cost(spec, inputs, (), None, 0)
+    eager = step_cost(spec, inputs, (), None)
     assert eager.seconds(decode_contexts=[CONTEXT] * 16, chunks=[]) * 1e3 == uncaptured
 
 
@@ -60,8 +61,9 @@ def test_above_max_bs_no_overlap_in_either_path() -> None:
     neither path hides the shared expert (each equal to its own path with no capture)."""
     spec, inputs, sim_cost, served, gpu, ci = _paths()
     est = predict(served, gpu, replace(ci, batch=520)).decode_step_ms
-    assert est == predict(served, gpu, replace(ci, batch=520, captured_tokens=0)).decode_step_ms
-    eager = step_cost(spec, inputs, (), None, 0)
+    none = replace(ci, batch=520, graphs=NO_DECODE_GRAPHS)
+    assert est == predict(served, gpu, none).decode_step_ms
+    eager = step_cost(spec, inputs, (), None)
     assert sim_cost.seconds(decode_contexts=[CONTEXT] * 520, chunks=[]) == eager.seconds(
         decode_contexts=[CONTEXT] * 520, chunks=[])
 
@@ -71,5 +73,5 @@ def test_vllm_and_trtllm_price_no_captured_step() -> None:
     decode_graph_sizes; no rule of theirs reads step_time's `captured`)."""
     _, inputs, *_ = _paths()
     for engine in ("vllm", "trtllm"):
-        assert Engine(engine).rules.captured_decode_tokens(inputs.capacity) == 0
-    assert Engine("sglang").rules.captured_decode_tokens(inputs.capacity) == 512
+        assert Engine(engine).rules.decode_graphs(inputs.capacity) == NO_DECODE_GRAPHS
+    assert Engine("sglang").rules.decode_graphs(inputs.capacity).max_requests == 512

@@ -43,7 +43,8 @@ class _FixedCost:
     def head_seconds(self, rows: int) -> float:
         return 0.0
 
-    def for_spec(self, spec: object, *, eager_prefill: bool | None = None) -> _FixedCost:
+    def for_spec(self, spec: object, *, eager_prefill: bool | None = None,
+                 verify: bool = False) -> _FixedCost:
         return self
 
 
@@ -69,7 +70,8 @@ class _Linear:
     def head_seconds(self, rows: int) -> float:
         return self.h * rows
 
-    def for_spec(self, spec: object, *, eager_prefill: bool | None = None) -> _Linear:
+    def for_spec(self, spec: object, *, eager_prefill: bool | None = None,
+                 verify: bool = False) -> _Linear:
         return _Linear(self.a, self.b, self.c, self.h, graphed=eager_prefill is False)
 
 

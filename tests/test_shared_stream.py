@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan import load_spec
+from kvplan.engines.decode_graphs import DecodeGraphs
 from kvplan.engines.sglang.shared_stream import SGLANG_SHARED_EXPERT_STREAM
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import device_efficiency
@@ -62,12 +63,12 @@ def test_shared_expert_hidden_by_routed_experts_in_a_captured_decode() -> None:
 
 
 def test_mixed_step_captures_decode_only_steps() -> None:
-    """The simulator's step takes the overlap in a decode-only step of at most captured_tokens
-    tokens, not in a step holding a prefill chunk nor above the capture size."""
+    """The simulator's step takes the overlap in a decode-only step of at most the graphs'
+    max_requests, not in a step holding a prefill chunk nor above the capture size."""
     ds, b200 = load_spec("deepseek-v3"), get_gpu("B200")
     eff = engine_efficiency("sglang", device_efficiency(b200), version="0.5.9")
     kw = {"kv_dtype": "bf16", "layout": Layout(tp=8), "eff": eff}
-    graphs = MixedStepCost(ds, b200, captured_tokens=8, **kw)
+    graphs = MixedStepCost(ds, b200, graphs=DecodeGraphs(max_requests=8), **kw)
     none = MixedStepCost(ds, b200, **kw)
     assert graphs.seconds(decode_contexts=[1536] * 4, chunks=[]) < none.seconds(
         decode_contexts=[1536] * 4, chunks=[])

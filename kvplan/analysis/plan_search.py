@@ -349,7 +349,7 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
         graph_sizes=(req.engine.rules.decode_graph_sizes(spec, inputs) if req.disaggregated
                      else ()),
         # Its decode steps replayed from captured CUDA graphs, as `kvplan simulate`'s.
-        captured_tokens=req.engine.rules.captured_decode_tokens(inputs))
+        graphs=req.engine.rules.decode_graphs(inputs))
 
 
 def cost_per_hour(req: PlanRequest, cand: Candidate) -> float | None:

@@ -32,6 +32,7 @@ from kvplan.engines.cost_traits import (
     LongContext,
     PrefillOpCount,
 )
+from kvplan.engines.decode_graphs import NO_DECODE_GRAPHS, DecodeGraphs
 from kvplan.engines.launch import LaunchLayout, tp_layout_text
 from kvplan.engines.rules import (
     DEFAULT_ENGINE,
@@ -97,8 +98,9 @@ class EngineDefaults:
     def shows_groups(self, plan: PlanFacts) -> bool:
         return False
 
-    def captured_decode_tokens(self, inputs: PlanInputs) -> int:
-        return 0  # no rule of TensorRT-LLM's reads a captured step (its padding: graph sizes)
+    def decode_graphs(self, inputs: PlanInputs) -> DecodeGraphs:
+        return NO_DECODE_GRAPHS  # no rule of TensorRT-LLM's reads a captured step (its padding:
+        # graph sizes)
 
 
 def gpu_inputs(gpu: GPU) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.cost_traits import CostTraits, Launch, LongContext
+    from kvplan.engines.decode_graphs import DecodeGraphs
     from kvplan.engines.engine_args import EngineFlags
     from kvplan.engines.handover import KvConnector
     from kvplan.engines.launch import Command, LaunchLayout, LaunchPlan, LaunchSettings
@@ -255,11 +256,12 @@ class EngineRules(Protocol):
         """The CUDA-graph sizes (ascending) the engine pads a decode step's tokens to under
         `inputs` (kvplan.perf.graph_padding), as `kvplan simulate` steps it; () none."""
 
-    def captured_decode_tokens(self, inputs: PlanInputs) -> int:
-        """The largest decode-only step (tokens) the engine replays unpadded from a CUDA graph
-        it captured under `inputs`, which step_time prices as captured (its `captured`: SGLang's
-        shared experts' second stream, kvplan.engines.shared_stream); 0: none priced so. One
-        source for `kvplan simulate` (MixedStepCost) and the cost model (CostInputs)."""
+    def decode_graphs(self, inputs: PlanInputs) -> DecodeGraphs:
+        """The decode-phase forwards the engine replays from CUDA graphs it captured under
+        `inputs`, in its own unit (kvplan.engines.decode_graphs: SGLang's requests), which
+        step_time prices as captured (its `captured`: SGLang's shared experts' second stream,
+        kvplan.engines.shared_stream); NO_DECODE_GRAPHS: none priced so. One source for
+        `kvplan simulate` (MixedStepCost) and the cost model (CostInputs)."""
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         """The model as the engine's implementation caches it (weights unchanged); with

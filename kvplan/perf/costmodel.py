@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan._util.errors import InputError
+from kvplan.engines.decode_graphs import NO_DECODE_GRAPHS, DecodeGraphs
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
@@ -66,11 +67,12 @@ class CostInputs:
     # The CUDA-graph sizes the engine pads a decode step's tokens to (ascending;
     # kvplan.perf.graph_padding); () none: the step at its own tokens.
     graph_sizes: tuple[int, ...] = ()
-    # The largest decode-only step (tokens) the engine replays from a CUDA graph it captured,
-    # unpadded (EngineRules.captured_decode_tokens; SGLang's --cuda-graph-max-bs): a decode step
-    # of at most this many tokens is step_time's `captured` (its shared experts' second stream),
-    # as `kvplan simulate` steps it (MixedStepCost.captured_tokens); 0: none.
-    captured_tokens: int = 0
+    # The decode-phase forwards the engine replays from CUDA graphs it captured, unpadded, in
+    # its own unit (EngineRules.decode_graphs; SGLang: up to --cuda-graph-max-bs requests, a
+    # verify's 1 + draft_tokens each): such a step, and each draft pass, is step_time's
+    # `captured` (its shared experts' second stream), as `kvplan simulate` steps it
+    # (MixedStepCost.graphs); NO_DECODE_GRAPHS: none.
+    graphs: DecodeGraphs = NO_DECODE_GRAPHS
 
 
 _SUMMED_DRAFT_TOKENS = 1024  # draft tokens up to which tokens_per_step adds the terms
@@ -133,7 +135,9 @@ def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
     layout = inputs.layout
     common = _common(inputs, gpu)
     q = inputs.batch * (1 + inputs.draft_tokens)
-    captured = q <= inputs.captured_tokens  # MixedStepCost._captured's test, no prefill chunk
+    # The engine's graph runners take a batch by its requests (SGLang: the target's verify graph
+    # holds batch x (1 + draft_tokens) tokens; kvplan.engines.decode_graphs), no prefill chunk.
+    captured = inputs.graphs.replays(inputs.batch)
     decode = step_time(spec, gpu, tokens=q, context=inputs.context, requests=inputs.batch,
                        logits=q, captured=captured, **common)
     by_op = {k: v * 1e3 for k, v in decode.by_op.items()}
@@ -146,10 +150,11 @@ def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
         by_op = {k: v * 1e3 for k, v in by_s.items()}
     if inputs.draft_tokens:
         # The draft module: one decoder layer (the last one's shape) and the lm_head, run once
-        # per draft token on one token per request.
+        # per draft token on one token per request, from the engine's draft graphs where it
+        # captures them (SGLang's eagle_draft_cuda_graph_runner: the same batch sizes).
         last = range(spec.num_hidden_layers - 1, spec.num_hidden_layers)
         draft = step_time(spec, gpu, tokens=inputs.batch, context=inputs.context,
-                          requests=inputs.batch, layers=last, **common)
+                          requests=inputs.batch, layers=last, captured=captured, **common)
         seconds += inputs.draft_tokens * draft.seconds
         by_op["mtp_draft"] = inputs.draft_tokens * draft.seconds * 1e3
     per_step = tokens_per_step(inputs.draft_tokens, inputs.acceptance)

@@ -83,6 +83,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kvplan._util.dtypes import GemmMath
+from kvplan.engines.decode_graphs import NO_DECODE_GRAPHS, DecodeGraphs
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import attention_token_bytes
 from kvplan.model.attention import LatentAttention
@@ -144,12 +145,12 @@ class MixedStepCost:
                  ssm_dtype: str = "auto", mla_form: MLAForm = MLAForm.absorbed,
                  graph_sizes: tuple[int, ...] = (), eager_prefill: bool = False,
                  layers: range | None = None, head: bool = True,
-                 graph_mixed: bool = True, captured_tokens: int = 0) -> None:
+                 graph_mixed: bool = True, graphs: DecodeGraphs = NO_DECODE_GRAPHS) -> None:
         self.spec, self.gpu, self.layout = spec, gpu, layout
-        # Decode-only steps of at most this many tokens replay a CUDA graph the engine captured
-        # (SGLang: --cuda-graph-max-bs) though `graph_sizes` pads nothing: step_time's
-        # `captured` (its shared experts' second stream); 0: none said.
-        self.captured_tokens = captured_tokens
+        # The steps replayed from CUDA graphs the engine captured, in its unit (SGLang: up to
+        # --cuda-graph-max-bs requests) though `graph_sizes` pads nothing: step_time's
+        # `captured` (its shared experts' second stream); kvplan.engines.decode_graphs.
+        self.graphs = graphs
         # A pipeline stage's share (kvplan.analysis.simulate.pipeline): only these decoder
         # layers (None: all), the lm_head only where `head` (the last stage).
         self.layers, self.head = layers, head
@@ -260,19 +261,21 @@ class MixedStepCost:
             self._cast_s = casts * (self._floor + (self.eff.prefill_launch_s
                                                    if summed else 0.0))
 
-    def for_spec(self, spec: ModelSpec, *, eager_prefill: bool | None = None) -> MixedStepCost:
+    def for_spec(self, spec: ModelSpec, *, eager_prefill: bool | None = None,
+                 verify: bool = False) -> MixedStepCost:
         """The same engine, GPU, layout and settings stepping another model's shape (a
         speculative drafter's: kvplan.analysis.simulate.spec_sim); `eager_prefill` False: its
         multi-token steps replayed from CUDA graphs (SGLang's target-verify and draft-extend
-        graphs: kvplan.analysis.simulate.sglang_spec_sim; None: as this one)."""
-        c = self._common
+        graphs: kvplan.analysis.simulate.sglang_spec_sim; None: as this one), `verify` True:
+        captured as `graphs` says (DecodeGraphs.verifying: S + 1 tokens a request)."""
+        c, graphs = self._common, self.graphs.verifying() if verify else self.graphs
         eager = self.eager_prefill if eager_prefill is None else eager_prefill
         return MixedStepCost(spec, self.gpu, kv_dtype=c["kv_dtype"], layout=self.layout,
                              eff=self.eff, quantization=self.quantization,
                              conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
                              eager_prefill=eager, graph_mixed=self.graph_mixed,
-                             captured_tokens=self.captured_tokens)
+                             graphs=graphs)
 
     def for_stage(self, layers: range, *, head: bool) -> MixedStepCost:
         """The same engine stepping only `layers` (a pipeline stage's), the lm_head only
@@ -283,8 +286,7 @@ class MixedStepCost:
                              conv_dtype=c["conv_dtype"], ssm_dtype=c["ssm_dtype"],
                              mla_form=c["mla_form"], graph_sizes=self.graph_sizes,
                              eager_prefill=self.eager_prefill, layers=layers, head=head,
-                             graph_mixed=self.graph_mixed,
-                             captured_tokens=self.captured_tokens)
+                             graph_mixed=self.graph_mixed, graphs=self.graphs)
 
     def _dense_exact(self, tokens: int, requests: int, captured: bool = False,
                      context: bool = False) -> float:
@@ -318,7 +320,7 @@ class MixedStepCost:
         `step_time` itself; beyond, linear between its values at multiples of GRID_TOKENS (a
         step that large is a chunked prefill, whose GEMMs are compute-bound and linear in the
         tokens: tests/test_simulate.py bounds the gap). `captured`: a decode-only step replayed
-        from a CUDA graph (`captured_tokens`). `context_tokens`: the step's prefill tokens, where
+        from a CUDA graph (`graphs`). `context_tokens`: the step's prefill tokens, where
         the engine charges context-step kernels (TensorRT-LLM: module docstring): the step's
         whole-batch kernels at `tokens`, MLA's context path at these. `pad` False: at `tokens`
         as they are."""
@@ -559,7 +561,8 @@ class MixedStepCost:
                                                            partials, tokens - decodes)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
         return (self.dense_seconds(tokens, decodes + len(chunks),
-                                   captured=self._captured(tokens, chunks),
+                                   captured=self.graphs.replays(decodes + len(chunks),
+                                                                chunks=bool(chunks)),
                                    context_tokens=tokens - decodes,
                                    pad=self.graph_mixed or not chunks)
                 + attention + launch + self.ungraphed_seconds(tokens))
@@ -585,13 +588,9 @@ class MixedStepCost:
             return 0.0
         requests = len(decode_contexts) + len(chunks)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return (self.dense_seconds(tokens, requests, captured=self._captured(tokens, chunks),
+        return (self.dense_seconds(tokens, requests,
+                                   captured=self.graphs.replays(requests, chunks=bool(chunks)),
                                    context_tokens=tokens - len(decode_contexts),
                                    pad=self.graph_mixed or not chunks)
                 + self.attention_seconds(decode_contexts, chunks) + launch
                 + self.ungraphed_seconds(tokens))
-
-    def _captured(self, tokens: int, chunks: list[tuple[int, int]]) -> bool:
-        """Whether a step of `tokens` tokens with these prefill `chunks` replays a captured
-        decode graph (`captured_tokens`)."""
-        return not chunks and tokens <= self.captured_tokens

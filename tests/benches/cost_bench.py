@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from kvplan import load_spec
 from kvplan.engines.base import Engine, PlanInputs, gpu_inputs
+from kvplan.engines.decode_graphs import NO_DECODE_GRAPHS, DecodeGraphs
 from kvplan.engines.sglang.pools import sglang_state_dtypes
 from kvplan.engines.vllm.options import VllmOptions
 from kvplan.hardware.gpus import get_gpu
@@ -250,15 +251,16 @@ def state_dtypes(spec: ModelSpec, eager_prefill: bool) -> dict[str, str]:
     return {"conv_dtype": conv, "ssm_dtype": ssm}
 
 
-def captured_tokens(case: Case) -> int:
-    """The largest decode step the run's engine replays from a captured CUDA graph, as
-    `estimate` and `simulate` take it (EngineRules.captured_decode_tokens, capest67): SGLang's
-    (the eager-prefill engine here) --cuda-graph-max-bs by the GPU's memory and TP; vLLM's 0."""
+def decode_graphs(case: Case) -> DecodeGraphs:
+    """The decode steps the run's engine replays from captured CUDA graphs, in its unit, as
+    `estimate` and `simulate` take them (EngineRules.decode_graphs; capest67, mtpcap68): SGLang's
+    (the eager-prefill engine here) up to --cuda-graph-max-bs requests by the GPU's memory and
+    TP; vLLM's none."""
     if not case.eager_prefill:
-        return 0
+        return NO_DECODE_GRAPHS
     gpu = get_gpu(case.gpu)
     sglang = Engine("sglang")
-    return sglang.rules.captured_decode_tokens(
+    return sglang.rules.decode_graphs(
         PlanInputs(context=case.input_len, tp=case.layout.tp, engine=sglang, **gpu_inputs(gpu)))
 
 
@@ -270,7 +272,7 @@ def predicted_tpot_ms(case: Case, tweak: Tweak | None = None) -> float:
     path = launch_path(eff, case.eager_prefill, case.mxfp4_backend)
     decode = predict(spec, gpu, CostInputs(context=context, batch=case.batch,
                                            layout=case.layout, efficiency=path,
-                                           captured_tokens=captured_tokens(case), **state))
+                                           graphs=decode_graphs(case), **state))
     if case.disaggregated or case.engine_timed:
         return decode.tpot_ms
     prefill = predict(spec, gpu, CostInputs(context=case.input_len, batch=1,

@@ -1885,6 +1885,10 @@ LAST_RULE_CHANGE = {
     # `simulate` does: the 9 DeepSeek-R1 B200 SGLang rows of cost-bench moved (SHAPED_BY an
     # earlier rule, 6eedbe4), so it is the cost bench's last rule change (the lead's merge
     # commit may stand for it on main).
+    # mtpcap68 (2ca3d03c: kvplan/perf/costmodel.py CostInputs.graphs, mixed_step.py; kvplan/
+    # engines/decode_graphs.py) counts SGLang's captured steps in requests and captures its
+    # speculative verify and draft steps: examples/cost-bench.md byte-identical (no cost-bench
+    # row has draft tokens): the commit stays.
     "cost": RuleChange(commit="6d25807b7b7a", time="2026-12-07T16:38:17+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch

@@ -21,6 +21,7 @@ from kvplan.analysis.simulate.trtllm_lines import trtllm_line
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim, TrtllmSchedule
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import Scheduler
+from kvplan.engines.decode_graphs import NO_DECODE_GRAPHS, DecodeGraphs
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
 from kvplan.engines.vllm.admission import vllm_admission
@@ -154,14 +155,15 @@ def _vllm_caching(groups: tuple[GroupRule, ...], stage: VllmKVConfig, asked: boo
 
 
 def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
-               prefill_graph: bool | None = None, captured_tokens: int = 0, *,
+               prefill_graph: bool | None = None,
+               decode_graphs: DecodeGraphs = NO_DECODE_GRAPHS, *,
                graph_mixed: bool = True) -> MixedStepCost:
     """The cost model's step time for the engine `inputs` name (its traits, its GPU), a
     prefill step with its eager launch time where the engine pays one (SGLang, TensorRT-LLM:
     MixedStepCost's `eager_prefill`; engine_efficiency gives vLLM's 0); `graphs` the sizes a
     step is padded to, a step with a prefill chunk too unless `graph_mixed` is False;
-    `captured_tokens`: the largest decode step it replays from a CUDA graph without padding
-    (MixedStepCost)."""
+    `decode_graphs`: the steps it replays from CUDA graphs without padding, in its unit
+    (MixedStepCost; kvplan.engines.decode_graphs)."""
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     att = spec.attention
@@ -180,7 +182,7 @@ def step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
                              spec=spec),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
                          mla_form=form, graph_sizes=graphs, eager_prefill=True,
-                         graph_mixed=graph_mixed, captured_tokens=captured_tokens)
+                         graph_mixed=graph_mixed, graphs=decode_graphs)
 
 
 def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
@@ -266,10 +268,10 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
         notes.append("requests sent with ignore_eos: " + (
             "admitted by add_one_req_ignore_eos (radix cache disabled)" if sg.ignore_eos_path
             else "admitted as any other (add_one_req: the radix cache is on)"))
-    # Decode batches up to --cuda-graph-max-bs replay CUDA graphs (unpadded here); the same
-    # source as the cost model's CostInputs.captured_tokens (kvplan.analysis.plan_search).
+    # Decode batches up to --cuda-graph-max-bs requests replay CUDA graphs (unpadded here); the
+    # same source as the cost model's CostInputs.graphs (kvplan.analysis.plan_search).
     cost = step_cost(spec, inputs, (), opts.piecewise_cuda_graph,
-                     cap.engine.rules.captured_decode_tokens(cap))
+                     cap.engine.rules.decode_graphs(cap))
     if cost.eff.prefill_graph is not None:
         notes.append("prefill: piecewise CUDA graphs (on by default from SGLang "
                      f"{cost.eff.prefill_graph.default_since}), each captured step launching "

@@ -12,7 +12,9 @@ A step, priced by the one cost model (kvplan.perf.mixed_step), S = --speculative
   (the i-th at its computed tokens + 1 + i) and one extend of S + 1 tokens a request (the
   draft-extend graph's padded shape), one lm_head row a request each; the draft is one
   decoder layer of the target's last layer's shape with the target's lm_head
-  (spec_sim.draft_layer_spec). No host launches: SGLang replays the draft's CUDA graphs.
+  (spec_sim.draft_layer_spec). No host launches: SGLang replays the draft's CUDA graphs. The
+  verify, the draft passes and the draft extend of a batch of up to --cuda-graph-max-bs
+  requests are captured steps (step_time's `captured`: kvplan.engines.decode_graphs).
 
 KV (page size 1): each decode takes S + 1 slots for the verify; the slots of its rejected drafts
 are freed after the step (KVPool.trim), as SGLang frees them. The
@@ -82,10 +84,12 @@ class SglangSpecSimulator(SpecSimulator, SglangSimulator):
         # The verify and the draft extend replay CUDA graphs (the target's runner captures
         # TARGET_VERIFY at num_draft_tokens a request: model_executor/cuda_graph_runner.py
         # 0.5.6 :275-286; the draft-extend runner, eagle_worker.py 0.5.6 :247): no eager
-        # prefill launches (kvplan.perf.mixed_step), unlike a prefill batch.
+        # prefill launches (kvplan.perf.mixed_step), unlike a prefill batch; captured, as a
+        # decode step is, for a batch of up to --cuda-graph-max-bs requests whatever its
+        # S + 1 tokens a request (kvplan.engines.decode_graphs: can_run's batch_size).
         target, draft = spec.target_cost, spec.draft_cost
-        self._verify_cost = target.for_spec(target.spec, eager_prefill=False)
-        self._draft_graphed = draft.for_spec(draft.spec, eager_prefill=False)
+        self._verify_cost = target.for_spec(target.spec, eager_prefill=False, verify=True)
+        self._draft_graphed = draft.for_spec(draft.spec, eager_prefill=False, verify=True)
 
     def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
                      seconds: float, shown: float | None = None) -> int:

@@ -24,6 +24,7 @@ from kvplan.engines.base import (
     check_one_attention_per_layer,
     flag_unread_version,
 )
+from kvplan.engines.decode_graphs import DecodeGraphs
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import Command, LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.moe_shape import SGLANG_EXPERTS_SHAPE
@@ -191,11 +192,12 @@ class SglangEngine(EngineDefaults):
         no cap on the prompts a step takes but the KV."""
         return sglang_chunked_prefill_tokens(gpu, dp_attention=dp_attention), 1 << 30
 
-    def captured_decode_tokens(self, inputs: PlanInputs) -> int:
-        """Its --cuda-graph-max-bs by default (sglang_cuda_graph_max_bs: by the GPU's memory and
-        TP); SGLang reads no --enforce-eager (kvplan.engines.option_readers) and kvplan models
-        no --disable-cuda-graph, so none turns it off."""
-        return sglang_cuda_graph_max_bs(inputs)
+    def decode_graphs(self, inputs: PlanInputs) -> DecodeGraphs:
+        """Batches of up to --cuda-graph-max-bs requests, by default (sglang_cuda_graph_max_bs:
+        by the GPU's memory and TP), however many tokens a request (a verify's S + 1:
+        kvplan.engines.decode_graphs); SGLang reads no --enforce-eager (kvplan.engines.
+        option_readers) and kvplan models no --disable-cuda-graph, so none turns it off."""
+        return DecodeGraphs(max_requests=sglang_cuda_graph_max_bs(inputs))
 
     def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
         """None: `kvplan simulate` steps SGLang unpadded (its decode graphs' padding to

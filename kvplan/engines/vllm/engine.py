@@ -24,6 +24,7 @@ from kvplan.engines.base import (
     flag_unread_version,
 )
 from kvplan.engines.caches import stage_caches
+from kvplan.engines.decode_graphs import NO_DECODE_GRAPHS, DecodeGraphs
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import (
     Command,
@@ -195,8 +196,10 @@ class VllmEngine:
                                                  capability=gpu.compute_capability)
         return tokens, seqs
 
-    def captured_decode_tokens(self, inputs: PlanInputs) -> int:
-        return 0  # no rule of vLLM's reads a captured step (its padding: decode_graph_sizes)
+    def decode_graphs(self, inputs: PlanInputs) -> DecodeGraphs:
+        # No rule of vLLM's reads a captured step; its graphs count tokens and pad a step to
+        # the next size (decode_graph_sizes; kvplan.engines.decode_graphs).
+        return NO_DECODE_GRAPHS
 
     def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
         """vLLM's capture sizes (budget.vllm_cuda_graph_sizes) at the launch's max_num_seqs
