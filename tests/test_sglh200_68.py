@@ -119,3 +119,41 @@ def test_no_second_stream_where_the_expert_is_folded():
     assert captured.seconds == pytest.approx(folded.seconds)
     apart = _step("H200", "0.5.9", eff=replace(eff, shared_expert_fusion=()))
     assert apart.seconds - folded.seconds == pytest.approx(928 * US)
+
+
+def test_estimate_and_simulate_price_the_h200_decode_step_alike():
+    """`estimate` / `plan` (plan_search's CostInputs) and `simulate` (MixedStepCost) take both
+    rules from the one Efficiency engine_efficiency builds: DeepSeek-V3 (its config.json, which
+    names DeepseekV3ForCausalLM) on H200 TP 8 under SGLang 0.5.9, 16 decodes at 2,048 keys, the
+    same decode step (to the bit at 0.5.9; 0.5.6's differ in the last bit, summation order);
+    under 0.5.6 both are slower by the fused norms and the shared MLP's kernels (2 x 61 - 1 =
+    121 norm floors x 4 us = 484 us; 58 x 4 floors x 4 us = 928 us), less what the shared
+    expert's weights add to the routed experts' op at 16 tokens, where that op streams its
+    bytes: 7168 x (2 x 2048 / 8 + 2048 / 8) = 5,505,024 FP8 bytes a rank at 0.69 (fp8_gemm_hbm)
+    x 4.8 TB/s = 1.662 us a layer, 58 x 1.662 = 96.4 us: 484 + 928 - 96.4 = 1,315.6 us."""
+    from kvplan.analysis.inputs import estimate_inputs
+    from kvplan.analysis.plan_search import _cost_setup, evaluate
+    from kvplan.analysis.plan_types import Layout as PlanLayout
+    from kvplan.analysis.plan_types import PlanRequest
+    from kvplan.analysis.simulate.run import setup
+    from kvplan.engines.base import Engine
+    from kvplan.perf.costmodel import predict
+
+    gpu, sglang = get_gpu("H200"), Engine("sglang")
+
+    def steps(version: str) -> tuple[float, float]:
+        inputs = estimate_inputs(DEEPSEEK, context=8192, kv_dtype="bf16", engine=sglang,
+                                 gpu="H200", tp=8, engine_version=version)
+        sim, _ = setup(DEEPSEEK, inputs)
+        req = PlanRequest(concurrency=16, context=8192, gpu=gpu, engine=sglang,
+                          engine_version=version)
+        cand = evaluate(DEEPSEEK, req, gpu, PlanLayout(tp=8), "bf16", None, 8192)
+        assert cand is not None
+        served, g, ci = _cost_setup(DEEPSEEK, req, cand)
+        est = predict(served, g, replace(ci, context=2048, batch=16)).decode_step_ms
+        return est, sim.cost.seconds(decode_contexts=[2048] * 16, chunks=[]) * 1e3
+
+    new, old = steps("0.5.9"), steps("0.5.6")
+    assert new[0] == new[1] and old[0] == pytest.approx(old[1], rel=1e-12)
+    shared_bytes_s = 58 * 7168 * 768 / (0.69 * 4.8e12)
+    assert old[0] - new[0] == pytest.approx(0.484 + 0.928 - shared_bytes_s * 1e3, rel=1e-4)
