@@ -956,17 +956,17 @@ def test_glm4_moe_router_and_fused_shared_expert_from_sglang_0_5_6() -> None:
 
 def test_sglang_allreduce_norm_fusion_drops_the_fused_norms() -> None:
     """SGLang 0.5.6 fuses each TP all-reduce with the RMSNorm after it for GptOss / DeepseekV3
-    on SM 10.x (SGLANG_ALLREDUCE_NORM_FUSION): 2 x layers - 1 norm floors fewer per step, and as
+    on SM 10.x (SGLANG_ALLREDUCE_NORM_FUSION_056): 2 x layers - 1 norm floors fewer per step, and as
     many eager prefill ops; nothing changes off those GPUs, architectures or sizes."""
-    from kvplan.engines.sglang.engine import SGLANG_ALLREDUCE_NORM_FUSION
+    from kvplan.engines.sglang.allreduce_fusion import SGLANG_ALLREDUCE_NORM_FUSION_056
     from kvplan.perf.efficiency import device_efficiency
     from kvplan.perf.engine_traits import engine_efficiency
     from kvplan.perf.roofline import step_time
 
     spec, b200 = load_spec("gpt-oss-120b"), get_gpu("B200")
-    sglang = engine_efficiency("sglang", device_efficiency(b200))
+    sglang = engine_efficiency("sglang", device_efficiency(b200), version="0.5.6")
     vllm = engine_efficiency("vllm", device_efficiency(b200))
-    assert sglang.allreduce_norm_fusion is SGLANG_ALLREDUCE_NORM_FUSION
+    assert sglang.allreduce_norm_fusion is SGLANG_ALLREDUCE_NORM_FUSION_056
     assert vllm.allreduce_norm_fusion is None
     layers = spec.num_hidden_layers
     floor = sglang.kernel_floor_s
@@ -978,7 +978,8 @@ def test_sglang_allreduce_norm_fusion_drops_the_fused_norms() -> None:
 
     assert small(vllm) - small(sglang) == pytest.approx((2 * layers - 1) * floor)
     h100 = get_gpu("H100-80GB")
-    assert small(engine_efficiency("sglang"), h100) == small(engine_efficiency("vllm"), h100)
+    assert (small(engine_efficiency("sglang", version="0.5.6"), h100)
+            == small(engine_efficiency("vllm"), h100))
     assert small(sglang, layout=Layout(tp=1)) == small(vllm, layout=Layout(tp=1))
     assert small(sglang, tokens=4096) == small(vllm, tokens=4096)
     qwen = load_spec("qwen3-235b-a22b")

@@ -116,10 +116,12 @@ def test_mixed_step_prices_a_prefill_chunk_as_the_step_does() -> None:
         61 * per_layer * (1 / 2.25e15 - 1 / 1.5e15) + 3 * 61 * (4e-6 + 63.2e-6))
     # (The newest release also takes SGLang's gfx942 MLA decode kernels and its ROCm
     # shared-expert fusion, from 0.5.7: kvplan.engines.sglang.mla_decode, shared_fusion; not
-    # charged on a GB200.)
+    # charged on a GB200; and its all-reduce + RMSNorm fusion's 0.5.7 declaration,
+    # kvplan.engines.sglang.allreduce_fusion, which names no GB200 either.)
+    old_eff = _sglang("GB200", "0.5.6.post2")
     assert replace(_sglang("GB200"), kv_dtype_attention=(), mla_decode_launches=(),
-                   shared_expert_fusion=(),
-                   engine_version="0.5.6.post2") == _sglang("GB200", "0.5.6.post2")
+                   shared_expert_fusion=(), allreduce_norm_fusion=old_eff.allreduce_norm_fusion,
+                   engine_version="0.5.6.post2") == old_eff
 
 
 def test_a_short_prefills_casts_sit_on_the_floor() -> None:

@@ -77,7 +77,7 @@ def test_at_64_tokens_its_bytes_join_the_experts():
 
 
 @pytest.mark.parametrize("case", [
-    {"gpu": "H200"},  # CUDA: not declared here (kvplan keeps DeepSeek's shared expert apart)
+    {"gpu": "B200"},  # SM 10.x: not declared (flashinfer_trtllm keeps it apart)
     {"gpu": "MI300X", "version": "0.5.6"},  # before the release read
     {"gpu": "MI300X", "engine": "vllm"},  # vLLM's own MoE code
     {"gpu": "MI300X", "spec": KIMI_K2},  # 384 routed experts: not 256

@@ -145,9 +145,10 @@ class SharedExpertFusion:
     expert every token picks (top_k + 1), as plain data: on `platform` GPUs of these compute
     capabilities, for models whose config.json names one of `architectures` first with
     `routed_experts` routed experts and one shared expert, from engine version `since` on,
-    unless the launch runs an all-to-all MoE (DeepEP) or one of `not_quantizations`. The shared
-    MLP then launches no GEMM of its own (kvplan.perf.shared_fusion.engine_folds_shared_expert);
-    the engine's declaration names the code."""
+    unless the launch runs an all-to-all MoE (DeepEP), one of `not_quantizations`, or experts
+    split over EP > 1 ranks where `under_ep` is False. The shared MLP then launches no GEMM of
+    its own (kvplan.perf.shared_fusion.engine_folds_shared_expert); the engine's declaration
+    names the code."""
 
     name: str
     platform: str
@@ -157,3 +158,4 @@ class SharedExpertFusion:
     not_quantizations: tuple[str, ...]
     since: str
     source: str
+    under_ep: bool = True  # kept with expert parallelism (EP > 1)

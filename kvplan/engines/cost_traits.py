@@ -34,12 +34,15 @@ class PrefillOpCount(str, Enum):
 class AllReduceNormFusion:
     """An engine's fused TP all-reduce + residual add + RMSNorm, as plain data: the architectures
     (`model_types`) and GPU presets where the engine turns it on by default, for steps of at most
-    `max_tokens` tokens on 2 to `max_ranks` GPUs (kvplan.perf.engine_traits decides)."""
+    `max_tokens` tokens on 2 to `max_ranks` GPUs (kvplan.perf.engine_traits decides), from
+    release `since` on (None: every release before the engine's next declaration)."""
 
     model_types: frozenset[str]
     gpus: frozenset[str]
     max_tokens: int
     max_ranks: int
+    since: str | None = None
+    source: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +52,9 @@ class CostTraits:
     # Prefill ops launched one by one from Python, outside CUDA graphs (each pays the launch).
     eager_prefill: bool = False
     prefill_op_count: PrefillOpCount = PrefillOpCount.sglang  # whose code counts those ops
-    allreduce_norm_fusion: AllReduceNormFusion | None = None
+    # Its fused all-reduce + RMSNorm by release, oldest first, each the whole rule from its
+    # `since` on (engine_traits.engine_efficiency keeps the newest a release has); (): none.
+    allreduce_norm_fusions: tuple[AllReduceNormFusion, ...] = ()
     ep_all_to_all_needs_dp: bool = False  # EP's all-to-all only under DP attention
     prefill_mlp_all_reduce: bool = False  # prefill MLPs gather by all-reduce (SGLang), no a2a
     decode_mlp_gather: bool = False  # decode MLPs: all-gather + reduce-scatter (SGLang), no a2a

@@ -34,6 +34,19 @@ def fusion_applies(fusion: AllReduceNormFusion, spec: ModelSpec, gpu: GPU, layou
             and layout.ep == 1 and 0 < tokens <= fusion.max_tokens)
 
 
+def release_fusion(fusions: tuple[AllReduceNormFusion, ...], version: str | None
+                   ) -> AllReduceNormFusion | None:
+    """The fused all-reduce + RMSNorm declaration release `version` runs: the last of `fusions`
+    (CostTraits.allreduce_norm_fusions, oldest first) whose `since` it has reached, one without
+    a `since` holding for every release; None where none has. Where no release is named
+    (`version` None) only the declarations without a `since`, as the prefill graphs are off
+    there: the launch time's fit rows name no release (PREFILL_LAUNCH_FIT, SGLang of early 2025
+    on H200, which the SM 9.0 fusion of 0.5.7 would move: 63.2 -> 65.5 us)."""
+    have = [f for f in fusions if f.since is None
+            or (version is not None and version_key(version) >= version_key(f.since))]
+    return have[-1] if have else None
+
+
 def fuses_allreduce_norm(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int,
                          eff: Efficiency) -> bool:
     """Whether a step of `tokens` tokens runs `eff`'s fused all-reduce + RMSNorm."""
@@ -124,7 +137,8 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     `enforce_eager` (vLLM's / TensorRT-LLM's --enforce-eager, PlanInputs.enforce_eager): no
     graphs and no compiled code, every prefill op launched from Python, so the launch time
     applies; vLLM's ops are counted from SGLang's model code (kvplan.perf.op_counts), which
-    stands in for vLLM's. `version`: the engine release (None: the newest), which picks the
+    stands in for vLLM's. `version`: the engine release (None: the newest), which picks its fused
+    all-reduce + RMSNorm (CostTraits.allreduce_norm_fusions, `release_fusion`), the
     attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention) and
     its MLA decode's extra kernels (CostTraits.mla_decode_launches) and where it folds a shared
     expert into its fused MoE (CostTraits.shared_expert_fusion), each from its `since` on.
@@ -141,7 +155,8 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     (CostTraits.experts_shape) takes its place."""
     rules = Engine(engine).rules
     traits = rules.cost_traits
-    eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
+    eff = replace(eff, allreduce_norm_fusion=release_fusion(
+                      traits.allreduce_norm_fusions, version),
                   ep_all_to_all_needs_dp=traits.ep_all_to_all_needs_dp,
                   prefill_mlp_all_reduce=traits.prefill_mlp_all_reduce,
                   decode_mlp_gather=traits.decode_mlp_gather,

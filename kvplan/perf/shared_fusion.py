@@ -18,7 +18,8 @@ def engine_folds_shared_expert(eff: Efficiency, spec: ModelSpec, gpu: GPU, layou
     `spec`'s first architecture, `spec` has its number of routed experts and one shared
     expert, `layout` runs no all-to-all MoE (the engine's `eff.moe_a2a`, e.g. DeepEP, on
     expert-parallel ranks, as kvplan.perf.roofline runs it) and the quantization is not one
-    the declaration leaves out. Read by the step's price (roofline) and by the eager prefill's
+    the declaration leaves out, and EP is 1 where the declaration keeps it only there
+    (`under_ep` False: CUDA). Read by the step's price (roofline) and by the eager prefill's
     op count (kvplan.perf.engine_traits.eager_ops)."""
     moe = spec.moe
     all_to_all = eff.moe_a2a is not None and layout.ep > 1 and layout.moe_tp == 1
@@ -28,4 +29,5 @@ def engine_folds_shared_expert(eff: Efficiency, spec: ModelSpec, gpu: GPU, layou
                and spec.architectures[0] in f.architectures
                and moe.n_routed_experts == f.routed_experts
                and quantization not in f.not_quantizations
+               and (f.under_ep or layout.ep == 1)
                for f in eff.shared_expert_fusion)

@@ -99,11 +99,12 @@ on B300, 10 / 20 us unmeasured on A100), beyond 8 MiB or off NVLink an NCCL ring
 
 Fused all-reduce + residual + RMSNorm: where an engine runs each TP all-reduce and the RMSNorm
 after it as one kernel by default (kvplan.perf.engine_traits.AllReduceNormFusion; SGLang 0.5.6
-for DeepseekV3ForCausalLM on SM 10.x and GptOssForCausalLM on Blackwell, one node, up to 2,048
-tokens a step: `SGLANG_ALLREDUCE_NORM_FUSION`, set by `engine_efficiency("sglang")`), that norm
-costs no kernel floor in the step (and no op of an eager prefill): 2 x layers - 1 per step, the
-first layer's input norm having no all-reduce before it. The all-reduce keeps its time. Read
-from the engine's code, not fitted.
+for DeepseekV3ForCausalLM on SM 10.x and GptOssForCausalLM on Blackwell, from 0.5.7 also on SM
+9.0 and for Glm4Moe / Qwen3Moe, one node, up to 2,048 tokens a step:
+kvplan.engines.sglang.allreduce_fusion, picked by release in `engine_efficiency("sglang")`),
+that norm costs no kernel floor in the step (and no op of an eager prefill): 2 x layers - 1 per
+step, the first layer's input norm having no all-reduce before it. The all-reduce keeps its
+time. Read from the engine's code, not fitted.
 """
 
 from __future__ import annotations

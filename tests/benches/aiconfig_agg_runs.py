@@ -521,10 +521,11 @@ def shaped_hosts() -> dict[tuple[str, str, str], tuple[str, ...]]:
 # stay the ones their records were made on by leaving these out (`shaped_rows(without=...)`).
 NAMED_BY_MARLINROW66 = frozenset({"bfe50803", "f2738442"})
 # Every SHAPED_BY entry naming aggregated rows written after aggwork64_eval's subset was drawn
-# (marlinrow66's, then sgldec67's de3a6eac: three SGLang B200 rows): the subset and clientsec66's
-# half of it stay as drawn (tests/test_aiconfig_agg_client_rows.py pins them; a later entry
-# naming a row of the pool fails it until it is added here).
-NAMED_AFTER_AGGWORK64 = NAMED_BY_MARLINROW66 | {"de3a6eac"}
+# (marlinrow66's, then sgldec67's de3a6eac: three SGLang B200 rows; sglh200_68's 912e2e62: three
+# SGLang H200 rows): the subset and clientsec66's half of it stay as drawn
+# (tests/test_aiconfig_agg_client_rows.py pins them; a later entry naming a row of the pool
+# fails it until it is added here).
+NAMED_AFTER_AGGWORK64 = NAMED_BY_MARLINROW66 | {"de3a6eac", "912e2e62"}
 
 
 @cache

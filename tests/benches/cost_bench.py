@@ -234,7 +234,8 @@ def launch_path(eff: Efficiency, eager_prefill: bool, mxfp4_backend: str | None 
     """The efficiencies of the run's engine (kvplan.perf.engine_traits.engine_efficiency): SGLang
     launches prefill kernels one by one from Python, so each costs the launch time; vLLM,
     TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine. SGLang also
-    fuses all-reduce + RMSNorm where its defaults do (SGLANG_ALLREDUCE_NORM_FUSION).
+    fuses all-reduce + RMSNorm where its defaults do (kvplan.engines.sglang.allreduce_fusion;
+    no release named: the undated declaration, engine_traits.release_fusion).
     `mxfp4_backend`: the MXFP4 MoE kernel the run's script picked (Case.mxfp4_backend)."""
     options = None if mxfp4_backend is None else VllmOptions(mxfp4_backend=mxfp4_backend)
     return engine_efficiency("sglang" if eager_prefill else "vllm", eff, options=options)

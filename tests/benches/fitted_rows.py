@@ -1740,6 +1740,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "1.8-2.0 ms above the measured TPOT (tests.benches.sgldec67)",
            rows=tuple(f"aiconfigurator 2026_03_25_deepseek_r1_b200_sxm_sglang_fp8_agg_1024x1024_"
                       f"c{c}_tp8_0_ep1_0_{n}" for c, n in ((4, 284), (16, 263), (64, 288)))),
+    Shaped(commit="912e2e62",
+           rule="SGLang's all-reduce + RMSNorm fusion on SM 9.0 from 0.5.7 and DeepSeek-V3's "
+                "shared expert inside fused_moe on CUDA at EP 1 (kvplan.engines.sglang."
+                "allreduce_fusion, .shared_fusion), read after sgldec67's decomposition of "
+                "these InferenceX H200 FP8 TP 8 rows (1,024 / 1,024 at 4 / 16 / 64 users: "
+                "kvplan's decode step +2.0 / +3.2 / +0.6 ms above the measured TPOT; "
+                "tests.benches.sglh200_68)",
+           rows=tuple(f"aiconfigurator 2026_03_25_deepseek_r1_h200_sxm_sglang_fp8_agg_1024x1024_"
+                      f"c{c}_tp8_0_ep1_0_{n}" for c, n in ((4, 289), (16, 285), (64, 256)))),
     Shaped(commit="b1ce8404",
            rule="vLLM's API-server stage with its measured parts only (no fitted latency) as "
                 "`vllm serve`'s default (frontdef67, kvplan.engines.vllm.frontend "

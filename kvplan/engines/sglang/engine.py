@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan.engines.base import (
-    AllReduceNormFusion,
     CostTraits,
     EngineDefaults,
     EngineOptions,
@@ -28,6 +27,7 @@ from kvplan.engines.decode_graphs import DecodeGraphs
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import Command, LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.moe_shape import SGLANG_EXPERTS_SHAPE
+from kvplan.engines.sglang.allreduce_fusion import SGLANG_ALLREDUCE_NORM_FUSIONS
 from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.budget import sglang_cuda_graph_max_bs
 from kvplan.engines.sglang.connectors import sglang_connector
@@ -71,40 +71,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
-
-# Fused all-reduce + residual + RMSNorm (kvplan.perf.costmodel: a step that takes it pays no
-# kernel for the norm after each fused all-reduce). SGLang 0.5.6 (pip wheels sglang==0.5.6, the
-# release of the bench's gpt-oss-120b B200 rows, and 0.5.6.post1, its DeepSeek-R1 B200 rows',
-# read alike):
-# - server_args.py _handle_model_specific_adjustments: for "DeepseekV3ForCausalLM" ("common to
-#   all Deepseek MoE models") `if is_cuda() and is_sm100_supported():` and for
-#   "GptOssForCausalLM" `if is_blackwell_supported():`, then "# workaround for
-#   https://github.com/flashinfer-ai/flashinfer/issues/2006 / if not self.enable_dp_attention
-#   and self.nnodes == 1: self.enable_flashinfer_allreduce_fusion = True" ("Enable FlashInfer
-#   AllReduce Fusion on sm100 for GptOssForCausalLM"); no other architecture turns it on, and
-#   the flag defaults to False. Kimi-K2's config names DeepseekV3ForCausalLM (model_type
-#   kimi_k2); DeepSeek-V3.2 (DeepseekV32ForCausalLM) is another architecture.
-# - layers/communicator.py: LayerCommunicator.prepare_mlp (`_gather_hidden_states_and_residual`)
-#   runs `layernorm.forward_with_allreduce_fusion(hidden_states, residual)` in place of
-#   `tensor_model_parallel_all_reduce` + `layernorm(hidden_states, residual)` when
-#   "(_is_sm100_supported or _is_sm90_supported) ... and enable_flashinfer_allreduce_fusion and
-#   hidden_states.shape[0] <= 2048"; `should_fuse_mlp_allreduce_with_next_layer` (batch_size <=
-#   FUSE_ALLREDUCE_MAX_BATCH_SIZE = 2048, not the last layer, tp_size > 1, no DP attention) lets
-#   models/gpt_oss.py GptOssDecoderLayer.forward (and deepseek_v2.py's) skip the MLP / MoE
-#   output's all-reduce and mark it `_sglang_needs_allreduce_fusion`, so that the next layer's
-#   `prepare_attn` fuses it into its input_layernorm. Per step: every layer's post-attention
-#   norm and every input norm but the first layer's.
-# - is_sm100_supported is compute capability 10.x (utils/common.py); is_blackwell_supported also
-#   admits 12.x, which the communicator's sm90 / sm100 test then refuses: the SM 10.x presets.
-#   HGX B200 / B300 nodes hold 8 GPUs (nnodes == 1 up to TP 8); GB200 / GB300 are left out
-#   (their node size is not in kvplan's presets).
-# Measured, B200 (SGLang PR 7621, https://github.com/sgl-project/sglang/pull/7621, "[b200]
-# support trt-llm allreduce fuse rms_norm_add kernel", DeepSeek-R1-FP4 TP 8: "13.5us->8.7us"):
-# the fused kernel saves 4.8 us over the all-reduce and the norm, about the one 4-us kernel floor
-# kvplan drops per fused all-reduce.
-SGLANG_ALLREDUCE_NORM_FUSION = AllReduceNormFusion(
-    model_types=frozenset({"gpt_oss", "deepseek_v3", "kimi_k2"}),
-    gpus=frozenset({"B200", "B300"}), max_tokens=2048, max_ranks=8)
 
 # `kvplan engines`: SGLang's default mem_fraction_static by release (server_args.py).
 SGLANG_FRACTION_RULES = (
@@ -160,7 +126,7 @@ class SglangEngine(EngineDefaults):
     # the gathers (kvplan.engines.sglang.deepep).
     cost_traits = CostTraits(eager_prefill=True, prefill_mlp_all_reduce=True,
                              decode_mlp_gather=True, moe_all_to_all=sglang_moe_all_to_all,
-                             allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION,
+                             allreduce_norm_fusions=SGLANG_ALLREDUCE_NORM_FUSIONS,
                              kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION,
                              mla_decode_launches=SGLANG_MLA_DECODE_LAUNCHES,
                              shared_expert_fusion=SGLANG_SHARED_EXPERT_FUSION,

@@ -19,11 +19,22 @@ Read in the sglang 0.5.7 sdist (PyPI, python/sglang/srt/models/deepseek_v2.py):
 - server_args.py sets --disable-shared-experts-fusion itself only with the flashinfer_trtllm
   MoE runner (:1831-1839), a CUDA (SM 10.x) backend.
 
-Declared for ROCm only. The same code fuses on CUDA SM 8.0+ too, where kvplan keeps DeepSeek's
-shared expert apart (kvplan.perf.op_counts: the fit rows' early-2025 engines); that is not
-changed here. Releases before 0.5.7 were not read: not applied. Written after prospective59's
-DeepSeek-V3.1 MI300X rows (tests/benches/mi300x_forensic.py), which it moves the other way
-(faster); those rows are SHAPED_BY it (tests/benches/fitted_rows.py)."""
+Declared for ROCm first (mi300x67), written after prospective59's DeepSeek-V3.1 MI300X rows
+(tests/benches/mi300x_forensic.py), which it moves the other way (faster); those rows are
+SHAPED_BY it (tests/benches/fitted_rows.py).
+
+CUDA (sglh200_68): the same function fuses on CUDA with compute capability 8.0 or more
+(0.5.7 :3363-3369; 0.5.9 :2868-2873, the same test), but with expert parallelism (0.5.7
+:3370-3373, 0.5.9 :2875-2878: EP > 1 keeps the fusion on HIP only) and under DeepEP (0.5.9
+also Mori, :2879-2882). On SM 10.x SGLang picks the flashinfer_trtllm MoE runner for a
+DeepseekV3ForCausalLM checkpoint quantized fp8 / modelopt_fp8 / modelopt_fp4 (or none), which
+sets --disable-shared-experts-fusion (kvplan.engines.sglang.shared_stream names the lines:
+there the shared experts run on a second stream instead); the other quantizations on SM 10.x
+were not traced through the runner's choice, so SM 10.x is not declared here. Declared: the
+SM 8.x, 9.0 and 12.x presets, EP 1 (`under_ep` False), from 0.5.7 (earlier releases not read
+here; the cost model's fit rows ran early-2025 engines with the shared expert apart:
+kvplan.perf.op_counts). Where it holds, shared_stream's `unfused` is False (no second stream):
+the two rules split CUDA between them."""
 
 from __future__ import annotations
 
@@ -36,4 +47,12 @@ SGLANG_ROCM_SHARED_EXPERT_FUSION = SharedExpertFusion(
     not_quantizations=("w4afp8",), since="0.5.7",
     source="sglang 0.5.7 models/deepseek_v2.py:3348-3388 (determine_num_fused_shared_experts), "
            ":625-629, :663-667, :705, :1160")
-SGLANG_SHARED_EXPERT_FUSION = (SGLANG_ROCM_SHARED_EXPERT_FUSION,)
+SGLANG_CUDA_SHARED_EXPERT_FUSION = SharedExpertFusion(
+    name="SGLang DeepSeek-V3 shared expert inside fused_moe on CUDA SM 8.0+ at EP 1",
+    platform="cuda", compute_capabilities=((8, 0), (8, 6), (8, 9), (9, 0), (12, 0), (12, 1)),
+    architectures=("DeepseekV3ForCausalLM",), routed_experts=256,
+    not_quantizations=("w4afp8",), since="0.5.7", under_ep=False,
+    source="sglang 0.5.7 models/deepseek_v2.py:3348-3388 (determine_num_fused_shared_experts: "
+           ":3363-3369 CUDA >= (8, 0), :3370-3373 EP > 1 off CUDA's fusion), :625-629, :663-667, "
+           ":705, :1160; 0.5.9 :2853-2895")
+SGLANG_SHARED_EXPERT_FUSION = (SGLANG_ROCM_SHARED_EXPERT_FUSION, SGLANG_CUDA_SHARED_EXPERT_FUSION)
