@@ -44,12 +44,33 @@ from tests.benches.prospective_runs import (
     Result,
     _err,
     open_section,
+    print_first_rows,
     print_sources,
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective66.json"
 # The commit that adds the data file: the freeze. Nothing was evaluated at it.
 FREEZE = "25ffba0f"
+FIRST = "9f0e1d77"  # the branch's commit of the first evaluation (nothing changed since FREEZE)
+
+# The set's first evaluation, at 9f0e1d77 (2026-12-07), as printed (median |error| over the
+# runs simulated; each run on its means).
+FIRST_EVALUATION = (
+    "first evaluated at 9f0e1d77 on 2026-12-07 (frozen at 25ffba0f; between them only this "
+    "runner was added: no rule, constant or harness changed), 2 of 2 runs simulated, none "
+    "refused: median |error| mean TTFT 39.8 % (-54.2 % at concurrency 1, -25.4 % at 32: kvplan "
+    "fast on both), mean TPOT 24.4 % (-9.6 % at 1, +39.2 % at 32), mean ITL 24.4 %, mean E2E "
+    "29.0 % (the conc-32 run only, +29.0 %); the medians, shown not compared: TTFT -53.5 % / "
+    "+222.1 %, TPOT -9.8 % / +48.1 %; no preemption in either replay")
+
+# The first evaluation per run (9f0e1d77): the mean TTFT and mean TPOT errors, predicted /
+# measured - 1, keyed by the run id; None: refused (neither was).
+FIRST_ROWS: dict[str, tuple[float, float] | None] = {
+    "kubesimplify vLLM Qwen3-235B-A22B-Instruct-2507-FP8 RTX-PRO-6000 TP4 random 1024/256 "
+    "conc 1 (12 prompts)": (-0.542, -0.096),
+    "kubesimplify vLLM Qwen3-235B-A22B-Instruct-2507-FP8 RTX-PRO-6000 TP4 random 1024/256 "
+    "conc 32 (640 prompts)": (-0.254, 0.392),
+}
 
 # The figures compared (the runs' statistic, 'mean'): (column, (measured key, kvplan's metric,
 # kvplan's statistic)); E2E only where the block prints it (the conc-32 run: 'Mean E2EL').
@@ -109,7 +130,8 @@ def print_section() -> None:
     """The prospective66 set as a Markdown section of examples/simulate-bench.md."""
     doc, part = open_section(DATA, "Prospective 66: kubesimplify's Qwen3-235B FP8 runs on 4 x "
                                    "RTX PRO 6000, frozen before kvplan was run on them")
-    print(f"{len(part)} runs; frozen at {FREEZE} (the 'what' above is the data file as frozen; "
+    print(f"{len(part)} runs; the record of their first evaluation: {FIRST_EVALUATION} (the "
+          "'what' above is the data file as frozen; "
           "tests/benches/prospective66_runs.py replays them with prospective30's machinery: a "
           "closed loop at the run's concurrency, every run on a fresh engine, the client's "
           "single-prompt test run not replayed). Each run is compared on its means (mean TTFT, "
@@ -133,6 +155,7 @@ def print_section() -> None:
     for c in CONCURRENCIES:
         print(medians_line(f"prospective66, concurrency {c}", at_concurrency(part, c)))
     print_run_table(part)
+    print_first_rows(part, FIRST, FIRST_ROWS)
     print_sources(doc, "prospective66.json")
 
 
