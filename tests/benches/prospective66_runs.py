@@ -30,6 +30,12 @@ post on the same machine: kvplan's vLLM non-torch memory for TP over PCIe
 preset's reported total (95.01 GiB) from that log; the runs' own figures (startup or result
 blocks) were read for no rule.
 
+The set was first replayed at 9f0e1d77 (2026-12-07; between the freeze and it only this runner
+was added): FIRST_EVALUATION and FIRST_ROWS are what it printed, typed in as the record; every
+other figure of the section is computed by the replay, so the page follows later rule changes
+while the record stays. The section also prints kvplan's capacity plan for the runs' one server
+beside its startup log (weights, KV memory, KV pool tokens), read, not part of the medians.
+
 Run: python -m tests.benches.prospective66_runs (the section of examples/simulate-bench.md).
 """
 
@@ -38,9 +44,14 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from kvplan import load_spec
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.base import Engine
 from tests.benches.prospective_runs import (
     MEDIAN_TPOT,
     PAIRS,
+    REPO,
     Result,
     _err,
     open_section,
@@ -108,6 +119,37 @@ def medians_line(label: str, part: list[Result]) -> str:
     return f"| {label} | {len(done)} of {len(part)} | " + " | ".join(cells) + " |"
 
 
+def planned_server(run: dict) -> dict[str, float]:  # type: ignore[type-arg]
+    """kvplan's capacity plan for the run's server (the estimate run_one sizes from: model,
+    GPU, TP, release, --max-model-len, the memory fraction, --max-num-seqs): weights and KV
+    budget per GPU in GiB and the KV pool in tokens, beside the startup log's 'Model loading
+    took', 'Current kv cache memory in use' and 'GPU KV cache size' (the run's
+    published.startup)."""
+    spec = load_spec(str(REPO / run["model"]))
+    inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=run["tp"],
+                             engine=Engine.vllm, engine_version=run["vllm"],
+                             mem_fraction=run["gpu_memory_utilization"],
+                             max_num_seqs=run["max_num_seqs"])
+    assert inputs.capacity is not None
+    cap = plan_capacity(inputs.spec, inputs.capacity)
+    return {"weights_gib": cap.weights_bytes / 2**30, "kv_budget_gib": cap.kv_budget_bytes / 2**30,
+            "kv_tokens": float(cap.token_capacity)}
+
+
+def print_planned_server(doc: dict) -> None:  # type: ignore[type-arg]
+    """kvplan's plan of the runs' one server beside its startup log (read, not compared in the
+    medians: the log is the same for both runs)."""
+    run = doc["runs"][0]
+    log, plan = run["published"]["startup"], planned_server(run)
+    print(f"\nThe server's startup log (the same for both runs) beside kvplan's plan at its "
+          f"flags: weights per GPU {log['model_loading_gib']:.2f} GiB logged, "
+          f"{plan['weights_gib']:.2f} planned; KV cache memory "
+          f"{log['kv_cache_memory_in_use_gib']:.2f} GiB logged, "
+          f"{plan['kv_budget_gib']:.2f} planned; KV pool "
+          f"{log['gpu_kv_cache_tokens']:,} tokens logged, {plan['kv_tokens']:,.0f} planned "
+          f"({plan['kv_tokens'] / log['gpu_kv_cache_tokens'] - 1:+.1%}).")
+
+
 def print_run_table(part: list[Result]) -> None:
     """Each run: its measured and simulated mean TTFT / TPOT, their errors, the medians' errors
     (shown, not compared), the replay's preemptions."""
@@ -155,6 +197,7 @@ def print_section() -> None:
     for c in CONCURRENCIES:
         print(medians_line(f"prospective66, concurrency {c}", at_concurrency(part, c)))
     print_run_table(part)
+    print_planned_server(doc)
     print_first_rows(part, FIRST, FIRST_ROWS)
     print_sources(doc, "prospective66.json")
 
