@@ -38,6 +38,7 @@ from tests.benches import (
     prospective63_runs,
     prospective64_runs,
     prospective65_runs,
+    prospective66_runs,
     prospective_runs,
     sim_to_real,
     trtllm_bench,
@@ -118,6 +119,7 @@ def all_row_ids() -> list[str]:
             + [run["id"] for run in prospective_runs.load(prospective63_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective64_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective65_runs.DATA)["runs"]]
+            + [run["id"] for run in prospective_runs.load(prospective66_runs.DATA)["runs"]]
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()]
             + [disagg_rows.PREFIX + r["id"] for r in aiconfig_agg_runs.rows()]
             + [f"{run['id']} @ {p['concurrency']}" for run in prospdis66_runs.load()["runs"]

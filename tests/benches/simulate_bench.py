@@ -49,6 +49,7 @@ from tests.benches import (
     prospective63_runs,
     prospective64_runs,
     prospective65_runs,
+    prospective66_runs,
     prospective_runs,
     sim_to_real,
 )
@@ -271,7 +272,10 @@ def main() -> None:
           "only, compared P50 to P50), prospective65 (a sixteenth, the same cookbook's "
           "Qwen3.5 MoE cells, 35B-A3B / 122B-A10B / 397B-A17B on H200, B200 or B300 at TP 1 to "
           "8 and concurrency 1,024 and 4,096: P50 TTFT and TPOT, and a vLLM PR's base run of "
-          "Qwen3-30B-A3B on one H100: mean TTFT and TPOT), "
+          "Qwen3-30B-A3B on one H100: mean TTFT and TPOT), prospective66 (a seventeenth, "
+          "kubesimplify's vLLM 0.27.1 runs of Qwen3-235B-A22B-Instruct-2507-FP8 at TP 4 on 4 x "
+          "RTX PRO 6000 over PCIe at concurrency 1 and 32, a stand-in config: mean TTFT, TPOT, "
+          "ITL and E2E), "
           "aiconfigurator's measured "
           "aggregated rows (held out, frozen before kvplan was run on them: TTFT and TPOT at a "
           "stated concurrency; all of them at fixed lengths, which InferenceX's client did not "
@@ -338,6 +342,7 @@ def main() -> None:
     prospective63_runs.print_section()
     prospective64_runs.print_section()
     prospective65_runs.print_section()
+    prospective66_runs.print_section()
     aiconfig_agg_runs.print_section()
     aiconfig_agg_flags.print_section()  # the counterfactual, after the frozen evaluation
     aiconfig_agg_dp_script.print_section()  # TensorRT-LLM attention DP at its scripts' flags
