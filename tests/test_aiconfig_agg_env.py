@@ -36,8 +36,9 @@ def test_other_rows_keep_the_default() -> None:
     assert got[None] == len(agg.rows()) - hopper
 
 
-def _captured(row: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    """The keywords row_setup hands estimate_inputs for the row (stopped there)."""
+def captured_inputs(row: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """The keywords row_setup hands estimate_inputs for the row (stopped there; also
+    test_aiconfig_agg_scripts')."""
     seen: dict[str, object] = {}
 
     class Stop(Exception):
@@ -60,16 +61,16 @@ def _captured(row: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str,
 def test_row_setup_passes_the_scripts_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     assert agg.SCRIPT_ENV is True  # on for the page
     hopper = _rows("h200_sxm", "0.18.0")[0]
-    assert _captured(hopper, monkeypatch)["mxfp4_backend"] == "marlin"
-    assert "mxfp4_backend" not in _captured(_rows("b200_sxm", "0.15.1")[0], monkeypatch)
+    assert captured_inputs(hopper, monkeypatch)["mxfp4_backend"] == "marlin"
+    assert "mxfp4_backend" not in captured_inputs(_rows("b200_sxm", "0.15.1")[0], monkeypatch)
     monkeypatch.setattr(agg, "SCRIPT_ENV", False)  # the bench before marlinrow66
-    assert "mxfp4_backend" not in _captured(hopper, monkeypatch)
+    assert "mxfp4_backend" not in captured_inputs(hopper, monkeypatch)
 
 
 def test_kvplan_defaults_restores(monkeypatch: pytest.MonkeyPatch) -> None:
     # gptosshopper62's `frozen` arm and tpslope66's default replay: Triton inside, Marlin after.
     hopper = _rows("h100_sxm", "0.18.0")[0]
     with env.kvplan_defaults():
-        assert "mxfp4_backend" not in _captured(hopper, monkeypatch)
+        assert "mxfp4_backend" not in captured_inputs(hopper, monkeypatch)
     assert agg.SCRIPT_ENV is True
-    assert _captured(hopper, monkeypatch)["mxfp4_backend"] == "marlin"
+    assert captured_inputs(hopper, monkeypatch)["mxfp4_backend"] == "marlin"

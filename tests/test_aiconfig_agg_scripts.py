@@ -9,6 +9,7 @@ from tests.benches import aiconfig_agg_runs as agg
 from tests.benches import aiconfig_agg_scripts as scripts
 from tests.benches import aiconfig_sglang_flags as sgl
 from tests.benches.aiconfig_agg_scripts_extract import flags_of
+from tests.test_aiconfig_agg_env import captured_inputs
 
 
 def _with_script(path: str, commit: str, conc: int | None = None) -> dict[str, str]:
@@ -138,22 +139,7 @@ def test_row_setup_hands_vllm_the_script(monkeypatch: pytest.MonkeyPatch) -> Non
     # --max-num-batched-tokens $((ISL * 2)), --no-enable-prefix-caching.
     row = _with_script("benchmarks/single_node/minimaxm2.5_fp8_b200.sh", "bddbf4031")
     isl, osl = int(row["isl"]), int(row["osl"])
-    seen: dict[str, object] = {}
-
-    class Stop(Exception):
-        pass
-
-    def fake(spec: object, **kw: object) -> None:
-        seen.update(kw)
-        raise Stop
-
-    monkeypatch.setattr(agg, "estimate_inputs", fake)
-    agg._setup.cache_clear()
-    try:
-        with pytest.raises(Stop):
-            agg.row_setup(row, agg.release(row) or "")
-    finally:
-        agg._setup.cache_clear()
+    seen = captured_inputs(row, monkeypatch)
     assert {k: seen[k] for k in ("mem_fraction", "context", "block_size", "kv_dtype",
                                  "max_num_batched_tokens", "prefix_caching")} == {
         "mem_fraction": 0.9, "context": isl + osl + 200, "block_size": 32, "kv_dtype": "fp8",

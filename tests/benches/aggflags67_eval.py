@@ -21,15 +21,14 @@ Run: python -m tests.benches.aggflags67_eval [fixed] [client] [balance]
 
 from __future__ import annotations
 
-import resource
-import statistics
 import sys
 from functools import partial
 
 from tests.benches import aiconfig_agg_client_rows as client_rows
 from tests.benches import aiconfig_agg_runs as agg
 from tests.benches import aiconfig_agg_scripts as scripts
-from tests.benches.disagg_rows import BAND, PREFIX, Replay
+from tests.benches.agg_arms import cpu_s, fmt, print_table, replay_pairs, split
+from tests.benches.disagg_rows import PREFIX, Replay
 
 STRIDE = 12
 CLIENT_STRIDE = 3
@@ -55,31 +54,6 @@ def replay_arm(row: dict[str, str], flags: bool, client: bool, balance: bool = T
         agg.SCRIPT_FLAGS, agg.CLIENT_WORKLOAD, scripts.ADP_BALANCE = was
 
 
-def _inside(x: float) -> bool:
-    return BAND[0] <= x <= BAND[1]
-
-
-def line(name: str, pairs: list[tuple[Replay, Replay]]) -> str:
-    both = [(b.ratios, a.ratios) for b, a in pairs if b.ratios and a.ratios]
-    refused = (sum(not b.replayed for b, _ in pairs), sum(not a.replayed for _, a in pairs))
-    if not both:
-        return f"| {name} | 0 | - | - | - | - | - | - | refused {refused[0]} -> {refused[1]} |"
-
-    def cells(k: int) -> list[str]:
-        x = [p[k] for p in both]
-        assert all(v is not None for v in x)
-        t = [v[0] for v in x if v]
-        o = [v[1] for v in x if v]
-        return [str(sum(_inside(a) and _inside(b) for a, b in zip(t, o, strict=True))),
-                str(sum(_inside(a) for a in t)),
-                f"{statistics.median(abs(a - 1) for a in t):.1%}",
-                f"{statistics.median(abs(b - 1) for b in o):.1%}",
-                f"{statistics.median(t):.2f}", f"{statistics.median(o):.2f}"]
-    out = [f"{x} -> {y}" for x, y in zip(cells(0), cells(1), strict=True)]
-    return (f"| {name} | {len(both)} | " + " | ".join(out)
-            + f" | refused {refused[0]} -> {refused[1]} |")
-
-
 def balance_rows() -> list[dict[str, str]]:
     """Every replayable row whose script sets attention_dp_config enable_balance under the
     row's attention DP (the `balance` part: the addition after the first evaluation)."""
@@ -96,57 +70,31 @@ def table(title: str, rows: list[dict[str, str]], client: bool, balance: bool = 
           ) -> None:
     """Before -> after: SCRIPT_FLAGS off -> on; `balance`: on without -> with the
     attention-DP balance."""
-    start = _cpu()
     first = (partial(replay_arm, flags=True, client=client, balance=False) if balance
              else partial(replay_arm, flags=False, client=client))
-    before = list(agg.replay_all(first, rows))
-    middle = _cpu()
-    after = list(agg.replay_all(partial(replay_arm, flags=True, client=client), rows))
-    print(f"{title}: before {middle - start:.1f} s CPU, after {_cpu() - middle:.1f} s",
-          file=sys.stderr)
-    pairs = list(zip(before, after, strict=True))
-    shaped = agg.shaped_rows()
-    print(f"\n### {title}: {len(rows)} rows\n")
-    print("| rows | both replayed | both inside | TTFT inside | median TTFT err | "
-          "median TPOT err | median TTFT ratio | median TPOT ratio | refusals |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    print(line("all", pairs))
-    for split, keep in (("held out", lambda p: p[0].id not in shaped),
-                        ("shaped", lambda p: p[0].id in shaped)):
-        print(line(f"split {split}", [p for p in pairs if keep(p)]))
-    for backend in ("vllm", "sglang", "trtllm"):
-        print(line(f"backend {backend}", [p for p in pairs
-                                          if agg.row_of(p[0])["backend"] == backend]))
+    pairs = replay_pairs(rows, first, partial(replay_arm, flags=True, client=client),
+                         cpu_label=f"{title}: ")
+    shaped = print_table(title, pairs)
     print("\nper row (TTFT / TPOT ms: measured | before | after):\n")
     for b, a in pairs:
-        print(f"- {b.id.removeprefix(PREFIX)} ({'shaped' if b.id in shaped else 'held out'}): "
+        print(f"- {b.id.removeprefix(PREFIX)} ({split(b, shaped)}): "
               f"{b.measured_ttft_ms:,.1f} / {b.measured_tpot_ms:.2f} | {fmt(b)} | {fmt(a)}"
               + (f" ({a.why_not})" if not a.replayed else ""))
-
-
-def fmt(r: Replay) -> str:
-    return "refused" if not r.replayed else f"{r.ttft_ms:,.1f} / {r.tpot_ms:.2f}"
-
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
     parts = sys.argv[1:] or ["fixed", "client"]
     if "fixed" in parts:
-        start = _cpu()
+        start = cpu_s()
         table("Fixed lengths (the page's replay)", fixed_rows(), client=False)
-        print(f"fixed: {_cpu() - start:.1f} s CPU", file=sys.stderr)
+        print(f"fixed: {cpu_s() - start:.1f} s CPU", file=sys.stderr)
     if "balance" in parts:
         table("The attention-DP balance (flags without -> with it; fixed lengths)",
               balance_rows(), client=False, balance=True)
     if "client" in parts:
-        start = _cpu()
+        start = cpu_s()
         table("InferenceX's client workload (CLIENT_WORKLOAD)", client_subset(), client=True)
-        print(f"client: {_cpu() - start:.1f} s CPU", file=sys.stderr)
+        print(f"client: {cpu_s() - start:.1f} s CPU", file=sys.stderr)
 
 
 if __name__ == "__main__":

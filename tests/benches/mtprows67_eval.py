@@ -19,7 +19,6 @@ Run: python -m tests.benches.mtprows67_eval [counts] [fixed] [client]
 
 from __future__ import annotations
 
-import statistics
 import sys
 from collections import Counter
 from functools import partial
@@ -28,7 +27,8 @@ from tests.benches import aggflags67_eval as flags_eval
 from tests.benches import aiconfig_agg_configs as configs
 from tests.benches import aiconfig_agg_runs as agg
 from tests.benches import aiconfig_agg_scripts as scripts
-from tests.benches.disagg_rows import BAND, Replay
+from tests.benches.agg_arms import Pair, print_table, ratio_cells, replay_pairs, split
+from tests.benches.disagg_rows import Replay
 
 
 def replay_arm(row: dict[str, str], refuse: bool, client: bool) -> Replay:
@@ -41,24 +41,14 @@ def replay_arm(row: dict[str, str], refuse: bool, client: bool) -> Replay:
         configs.REFUSE_AMBIGUOUS = was
 
 
-def _inside(x: float) -> bool:
-    return BAND[0] <= x <= BAND[1]
-
-
 def cells(part: list[Replay]) -> list[str]:
-    x = [r.ratios for r in part if r.ratios]
-    t = [v[0] for v in x if v]
-    o = [v[1] for v in x if v]
-    if not t:
+    ratios = [x for r in part if (x := r.ratios)]
+    if not ratios:
         return ["0", "-", "-", "-", "-", "-", "-"]
-    return [str(len(t)), str(sum(_inside(a) and _inside(b) for a, b in zip(t, o, strict=True))),
-            str(sum(_inside(a) for a in t)),
-            f"{statistics.median(abs(a - 1) for a in t):.1%}",
-            f"{statistics.median(abs(b - 1) for b in o):.1%}",
-            f"{statistics.median(t):.2f}", f"{statistics.median(o):.2f}"]
+    return [str(len(ratios)), *ratio_cells(ratios)]
 
 
-def line(name: str, pairs: list[tuple[Replay, Replay]]) -> str:
+def line(name: str, pairs: list[Pair]) -> str:
     before = [b for b, _ in pairs]
     after = [a for _, a in pairs]
     left = [b for b, a in pairs if b.replayed and not a.replayed]
@@ -68,28 +58,20 @@ def line(name: str, pairs: list[tuple[Replay, Replay]]) -> str:
             + " / ".join(cells(left)) + " |")
 
 
+HEAD = ("| rows | replayed | both inside | TTFT inside | median TTFT err | median TPOT err | "
+        "median TTFT ratio | median TPOT ratio | refusals | left rows before (n / both / "
+        "TTFT in / TTFT err / TPOT err / TTFT ratio / TPOT ratio) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+
+
 def table(title: str, rows: list[dict[str, str]], client: bool) -> None:
-    before = list(agg.replay_all(partial(replay_arm, refuse=False, client=client), rows))
-    after = list(agg.replay_all(partial(replay_arm, refuse=True, client=client), rows))
-    pairs = list(zip(before, after, strict=True))
-    shaped = agg.shaped_rows()
-    print(f"\n### {title}: {len(rows)} rows\n")
-    print("| rows | replayed | both inside | TTFT inside | median TTFT err | median TPOT err | "
-          "median TTFT ratio | median TPOT ratio | refusals | left rows before (n / both / "
-          "TTFT in / TTFT err / TPOT err / TTFT ratio / TPOT ratio) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
-    print(line("all", pairs))
-    for split, keep in (("held out", lambda p: p[0].id not in shaped),
-                        ("shaped", lambda p: p[0].id in shaped)):
-        print(line(f"split {split}", [p for p in pairs if keep(p)]))
-    for backend in ("vllm", "sglang", "trtllm"):
-        print(line(f"backend {backend}", [p for p in pairs
-                                          if agg.row_of(p[0])["backend"] == backend]))
+    pairs = replay_pairs(rows, partial(replay_arm, refuse=False, client=client),
+                         partial(replay_arm, refuse=True, client=client))
+    shaped = print_table(title, pairs, line, head=HEAD)
     print("\nrows refused after:\n")
     for b, a in pairs:
         if b.replayed and not a.replayed:
-            print(f"- {b.id.removeprefix(agg.PREFIX)} "
-                  f"({'shaped' if b.id in shaped else 'held out'}): measured "
+            print(f"- {b.id.removeprefix(agg.PREFIX)} ({split(b, shaped)}): measured "
                   f"{b.measured_ttft_ms:,.1f} / {b.measured_tpot_ms:.2f}, before "
                   f"{b.ttft_ms:,.1f} / {b.tpot_ms:.2f}: {a.why_not[:90]}")
 
@@ -101,9 +83,9 @@ def counts() -> None:
         kind = ("ambiguous" if configs.why_ambiguous(r) else "speculative"
                 if configs.why_speculative(r) else "no config" if not configs.candidates(r)
                 else "kept")
-        split = "shaped" if agg.PREFIX + r["id"] in shaped else "held out"
-        c[(r["backend"], r["system"], split, kind)] += 1
-        c[(r["backend"], r["system"], split, "rows")] += 1
+        where = "shaped" if agg.PREFIX + r["id"] in shaped else "held out"
+        c[(r["backend"], r["system"], where, kind)] += 1
+        c[(r["backend"], r["system"], where, "rows")] += 1
     print("| engine | GPU | split | rows | ambiguous | speculative | no config (kept) |")
     print("|---|---|---|---:|---:|---:|---:|")
     for key in sorted({k[:3] for k in c}):

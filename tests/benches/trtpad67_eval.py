@@ -40,7 +40,6 @@ committed before their runs; medians over the rows replayed in both arms):
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from functools import partial
 
 from kvplan.analysis.simulate import engine_setups
@@ -49,7 +48,7 @@ from kvplan.engines.trtllm.batch_wait import BatchWait
 from kvplan.engines.trtllm.engine import TrtllmEngine
 from tests.benches import aiconfig_agg_runs as agg
 from tests.benches import aiconfig_agg_scripts as scripts
-from tests.benches.aggflags67_eval import _cpu, fmt, line
+from tests.benches.agg_arms import Arm, fmt, print_table, replay_pairs, split
 from tests.benches.disagg_rows import PREFIX, Replay
 
 STRIDE = 20
@@ -123,27 +122,13 @@ def main() -> None:
               partial(wait_arm, waits=False), partial(wait_arm, waits=True))
 
 
-def table(title: str, part: list[dict[str, str]], first: Callable[[dict[str, str]], Replay],
-          second: Callable[[dict[str, str]], Replay]) -> None:
-    start = _cpu()
-    before = list(agg.replay_all(first, part))
-    middle = _cpu()
-    after = list(agg.replay_all(second, part))
-    print(f"before {middle - start:.1f} s CPU, after {_cpu() - middle:.1f} s", file=sys.stderr)
-    pairs = list(zip(before, after, strict=True))
-    shaped = agg.shaped_rows()
-    print(f"\n### {title}: {len(part)} rows\n")
-    print("| rows | both replayed | both inside | TTFT inside | median TTFT err | "
-          "median TPOT err | median TTFT ratio | median TPOT ratio | refusals |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    print(line("all", pairs))
-    for split, keep in (("held out", lambda p: p[0].id not in shaped),
-                        ("shaped", lambda p: p[0].id in shaped)):
-        print(line(f"split {split}", [p for p in pairs if keep(p)]))
+def table(title: str, part: list[dict[str, str]], first: Arm, second: Arm) -> None:
+    pairs = replay_pairs(part, first, second, cpu_label="")
+    shaped = print_table(title, pairs, by_backend=False)
     print("\nper row (TTFT / TPOT ms: measured | before | after):\n")
     for b, a in pairs:
         r = agg.row_of(b)
-        print(f"- {b.id.removeprefix(PREFIX)} ({'shaped' if b.id in shaped else 'held out'}; "
+        print(f"- {b.id.removeprefix(PREFIX)} ({split(b, shaped)}; "
               f"{r['model_path']} {r['system']} conc {r.get('batch_size', '?')}): "
               f"{b.measured_ttft_ms:,.1f} / {b.measured_tpot_ms:.2f} | {fmt(b)} | {fmt(a)}"
               + (f" ({a.why_not})" if not a.replayed else ""))

@@ -177,18 +177,28 @@ class SearchOutcome:
     blocks: int  # the real maximum found
     limit: str
     search_bytes: int  # device-measured use with the search's extra blocks held
+    charged_bytes: int = 0  # use beyond the pool's bytes at the start, added to the budget
 
 
 def search_blocks(device: Device, *, pool_blocks: int, block_bytes: int, budget: int,
                   shrink_pool: Callable[[int], None],
-                  add_blocks: Callable[[int], list[Any]]) -> SearchOutcome:
+                  add_blocks: Callable[[int], list[Any]],
+                  max_charged_bytes: int = 0) -> SearchOutcome:
     """The most blocks the device's own accounting keeps inside `budget`, the pool of
-    `pool_blocks` already held. First from above: while the pool measures over the budget
-    (allocator overhead), reallocate it smaller (`shrink_pool`). Then from below: add chunks of
-    blocks (a page in every tensor, `add_blocks`) while the next chunk stays inside the budget,
-    halving the chunk down to one block. An out-of-memory error is a measured limit."""
+    `pool_blocks` already held. The device's use beyond the pool's own bytes at the search's
+    first reading (fixed, not growing with the blocks) is added to the budget, up to
+    `max_charged_bytes`. First from above: while the pool measures over the budget (allocator
+    overhead), reallocate it smaller (`shrink_pool`). Then from below: add chunks of blocks (a
+    page in every tensor, `add_blocks`) while the next chunk stays inside the budget, halving
+    the chunk down to one block. An out-of-memory error is a measured limit."""
     limit = "the budget"
     now = device.usage()
+    # Read at the same moment as the first `now`: nothing the process did between the pool's
+    # measurement and this reading can count against the blocks. On CPU that is the
+    # interpreter's own heap (obmalloc pools, glibc chunks refaulted after the baseline's
+    # malloc_trim: a 4 KiB page now and then) in the anonymous RSS.
+    charged = min(max(0, now - pool_blocks * block_bytes), max_charged_bytes)
+    budget += charged
     for _ in range(8):
         if now <= budget:
             break
@@ -232,4 +242,4 @@ def search_blocks(device: Device, *, pool_blocks: int, block_bytes: int, budget:
         extras.clear()
         device.settle()
     return SearchOutcome(pool_blocks=pool_blocks, blocks=blocks, limit=limit,
-                         search_bytes=search_bytes)
+                         search_bytes=search_bytes, charged_bytes=charged)

@@ -490,12 +490,17 @@ def _run(held: Held, dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, r
 
     # The allocator's fixed overhead (per-tensor rounding, bookkeeping: it does not grow with
     # the blocks) is charged to the workspace, as vLLM charges non-torch memory outside its KV
-    # budget, up to half the workspace; the blocks themselves must fit in the KV budget.
-    charged = min(max(0, measured - tensor_bytes), rp.workspace_bytes // 2)
+    # budget, up to half the workspace; the blocks themselves must fit in the KV budget. The
+    # search reads it at its own first reading, not from `measured`: on CPU the anonymous RSS
+    # also holds the interpreter's heap, and a page it touched after `measured` (this code's
+    # own objects) made the pool one block short of a budget it fits by less than a page. On
+    # CUDA the meaning is unchanged: the driver's used memory holds no host heap, and nothing
+    # allocates device memory between `measured` and that reading (no tensor is made there), so
+    # it is the same `measured - tensor_bytes` as before.
     report("verify: search the largest pool")
     found = search_blocks(dev, pool_blocks=rp.num_blocks, block_bytes=plan.bytes_per_block,
-                          budget=rp.kv_budget_bytes + charged, shrink_pool=shrink,
-                          add_blocks=add)
+                          budget=rp.kv_budget_bytes, shrink_pool=shrink, add_blocks=add,
+                          max_charged_bytes=rp.workspace_bytes // 2)
 
     # 6. Use it: a decode step for a batch of requests, in the pool.
     usable = min(found.blocks, found.pool_blocks)
@@ -522,7 +527,7 @@ def _run(held: Held, dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, r
             "reserved": reserved, "overhead": overhead, "method": method,
             "measured_blocks": found.blocks, "limit": found.limit,
             "search_bytes": found.search_bytes, "decode": decode, "peak": peak,
-            "charged": charged, "file_backed": file_backed,
+            "charged": found.charged_bytes, "file_backed": file_backed,
             "peak_exact": getattr(dev, "peak_is_exact", True)}
 
 
