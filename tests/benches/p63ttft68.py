@@ -22,20 +22,39 @@ prospective53; default prospective63), a few CPU seconds a set.
 
 from __future__ import annotations
 
+import json
 import statistics
+import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
 
+from kvplan import load_spec
 from kvplan._util.errors import KvplanError
+from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.metrics import metrics
-from kvplan.analysis.simulate.run import SimSetup, _engine, simulate
+from kvplan.analysis.simulate.run import SimSetup, _engine, setup, simulate
 from kvplan.analysis.simulate.scheduler import SimRequest
+from kvplan.engines.base import Engine
 from tests.benches import ttft_forensic as tf
-from tests.benches.prospective_runs import load, requests
+from tests.benches.prospective_runs import REPO, load, requests
 
 SETS = ("prospective63", "prospective56", "prospective53")
 PARTS = ("api", "queue", "own", "behind", "rest")
+STALLS = tf.DATA / "p63ttft68_stalls.json"  # per run: the engine-wide stalls in its requests
+BENCHMAQ = "123eefe103473a886b6610cd62cfd630406c7507"  # llm-benchmaq, prospective63's commit
+STALL_MS = 400.0  # an inter-token gap above this is a stall (the runs' p99 ITL is below it)
+# The send-to-engine latency sweep (`latency_lines`): --frontend's measured loop with a fixed
+# latency d in place of its fitted one; d = 0 is kvplan's default replay.
+LATENCIES_S = (0.0, 0.001, 0.003, 0.01, 0.025)
+LATENCY_RUNS = (
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 4095/128 conc 25 (500 prompts)",
+    "scicom vLLM Qwen3-32B H100 TP8 random 4096/128 conc 25 (500 prompts)",
+    "scicom vLLM Qwen3-8B H100 TP8 random 4096/128 conc 25 (500 prompts)",
+    "scicom vLLM Qwen3-14B H100 TP8 random 2048/128 conc 50 (500 prompts)",
+    "scicom vLLM Llama-3.1-70B H100 TP8 random 127/128 conc 25 (1000 prompts)",
+    "scicom vLLM Qwen3-8B H100 TP8 random 128/128 conc 50 (1000 prompts)",
+)
 
 
 @dataclass(kw_only=True)
@@ -211,12 +230,103 @@ def print_load(rows: list[Split]) -> None:
             f"{r.ttft_mean_ms / r.lone_ms:.1f}" for r in mine) + " |")
 
 
+def extract(clone: str) -> None:
+    """STALLS from a local clone of llm-benchmaq (at BENCHMAQ): per prospective63 run, its saved
+    `vllm bench serve --save-result` JSON (the run's URL, .json for .txt): the engine-wide
+    stalls (inter-token gaps > STALL_MS of the requests in flight, one stall per cluster of
+    gap starts within 0.2 s), their lengths, the requests whose TTFT exceeds max(STALL_MS, 3 x
+    the median) and the mean TTFT without them."""
+    out: dict[str, dict[str, object]] = {}
+    for run in load(tf.DATA / "prospective63.json")["runs"]:
+        path = run["url"].split("/blob/")[1].split("/", 1)[1].rsplit(".", 1)[0] + ".json"
+        d = json.loads(subprocess.run(["git", "-C", clone, "show", f"{BENCHMAQ}:{path}"],
+                                      capture_output=True, check=True).stdout)
+        ttft = [x * 1e3 for x in d["ttfts"]]
+        t0 = min(d["start_times"])
+        starts = [(x - t0) * 1e3 for x in d["start_times"]]
+        gaps: dict[float, float] = {}  # a gap's start (ms) -> its length (ms)
+        for i, first in enumerate(ttft):
+            wall = starts[i] + first
+            for g in d["itls"][i]:
+                if g * 1e3 > STALL_MS:
+                    gaps[round(wall, 1)] = max(gaps.get(round(wall, 1), 0.0), g * 1e3)
+                wall += g * 1e3
+        stalls: list[tuple[float, float]] = []
+        for at in sorted(gaps):
+            if stalls and at - stalls[-1][0] <= 200:
+                stalls[-1] = (stalls[-1][0], max(stalls[-1][1], gaps[at]))
+            else:
+                stalls.append((at, gaps[at]))
+        med = statistics.median(ttft)
+        hit = {i for i, x in enumerate(ttft) if x > max(STALL_MS, 3 * med)}
+        out[run["id"]] = {
+            "stalls_ms": [[round(a, 1), round(b, 1)] for a, b in stalls],
+            "hit": len(hit), "mean_ttft_ms": round(statistics.mean(ttft), 2),
+            "median_ttft_ms": round(med, 2),
+            "mean_ttft_without_hit_ms": round(statistics.mean(
+                [x for i, x in enumerate(ttft) if i not in hit]), 2)}
+    doc = {"what": "Per prospective63 run, read from its `vllm bench serve --save-result` JSON "
+           "beside its .txt in Scicom-AI-Enterprise-Organization/llm-benchmaq at "
+           f"{BENCHMAQ} (tests/benches/p63ttft68.py extract): the engine-wide stalls (every "
+           f"inter-token gap > {STALL_MS:g} ms of the requests in flight, gap starts within "
+           "0.2 s one stall: [its start after the run's first send, its longest gap], ms), the "
+           f"requests whose TTFT exceeds max({STALL_MS:g} ms, 3 x the run's median) ('hit'), the "
+           "mean and median TTFT and the mean without the hit requests (ms).",
+           "commit": BENCHMAQ, "runs": out}
+    STALLS.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def stall_lines() -> None:
+    """Per run with an engine-wide stall or a hit request: the stalls and what they add."""
+    doc = json.loads(STALLS.read_text())["runs"]
+    print("\n| run | stalls (start s: length ms) | hit requests | measured TTFT mean / median |"
+          " mean without the hit |")
+    print("|---|---|---:|---:|---:|")
+    for rid, r in doc.items():
+        if not r["stalls_ms"] and not r["hit"]:
+            continue
+        stalls = "; ".join(f"{a / 1e3:.2f}: {b:,.0f}" for a, b in r["stalls_ms"]) or "none"
+        print(f"| {rid} | {stalls} | {r['hit']} | {r['mean_ttft_ms']:,.1f} / "
+              f"{r['median_ttft_ms']:,.1f} | {r['mean_ttft_without_hit_ms']:,.1f} |")
+    quiet = [rid for rid, r in doc.items() if not r["stalls_ms"]]
+    print(f"\nRuns without an engine-wide stall: {len(quiet)} of {len(doc)}.")
+
+
+def latency_lines() -> None:
+    """kvplan's mean TTFT / TPOT on LATENCY_RUNS with a fixed send-to-engine latency (the
+    --frontend stage's measured loop, its fitted latency replaced by each of LATENCIES_S)."""
+    runs = {r["id"]: r for r in load(tf.DATA / "prospective63.json")["runs"]}
+    print("\n| run | measured TTFT / TPOT | " + " | ".join(
+        f"latency {d * 1e3:g} ms" for d in LATENCIES_S) + " |")
+    print("|---|---:|" + "---:|" * len(LATENCIES_S))
+    for rid in LATENCY_RUNS:
+        run = runs[rid]
+        spec = load_spec(str(REPO / run["model"]))
+        inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
+                                 tp=run["tp"], engine=Engine.vllm,
+                                 engine_version=run["vllm"])
+        cells = []
+        for d in LATENCIES_S:
+            sim, _ = setup(spec, inputs, frontend=d > 0, frontend_latency_s=d if d else None)
+            m = simulate(sim, requests(run), concurrency=run["workload"]["max_concurrency"])
+            cells.append(f"{m.metrics.ttft_ms['mean']:,.0f} / {m.metrics.tpot_ms['mean']:.2f}")
+        meas = run["measured"]
+        print(f"| {rid} | {meas['mean_ttft_ms']:,.0f} / {meas['mean_tpot_ms']:.2f} | "
+              + " | ".join(cells) + " |")
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["extract"]:
+        extract(argv[1])
+        return
     for name in argv or [SETS[0]]:
         rows = set_splits(name)
         print(f"\n## {name}\n")
         print_runs(rows)
         print_load(rows)
+        if name == SETS[0]:
+            stall_lines()
+            latency_lines()
 
 
 if __name__ == "__main__":
