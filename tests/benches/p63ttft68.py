@@ -13,11 +13,69 @@ prefill step at the run's layout (the step cost of one prompt alone, nothing els
 of equal requests admits them together); the measured and kvplan's E2E; and `gap` = measured
 - kvplan mean TTFT (ms).
 
-Nothing here changes a rule or a default output; the sets read here (prospective63, 56, 53)
-become SHAPED for any rule written after this reading.
+Nothing here changes a rule or a default output. READ here, so SHAPED for any rule written
+after it: every run of prospective63, 56 and 53 (their tables), and prospective62's Scicom
+concurrency-10 / 200 rows of the same sweeps (the page's table, for the trend in C). p56's SGLang
+rows are replayed here on a fresh engine, not after their server's earlier runs as the page
+replays them: their figures here are not the page's.
+
+FINDING (b5b2328a + this module; median signed errors, kvplan / measured - 1, of each class's
+runs; `class_lines`). No one cause: five classes, each already met by an earlier forensic
+except B, and none with a code-following rule to add.
+A. prospective63, C <= 50 at 2,048 / 4,096 tokens, dense (16 runs): TTFT -43.2 %, TPOT +12.5 %,
+   E2E -2.2 % (TTFT ratio / TPOT ratio 0.50): not the step, the loop's phase. The one-wave
+   bound (C prompts at once, fresh engine) gives the measured at C = 25: Qwen3-8B / 14B / 32B
+   2,048 and 4,096 TTFT -6 .. +9 %, TPOT -5 .. +5 % (Llama-3.1-70B +13 / +43 %), so kvplan's
+   step and scheduler hold a bunched turn right. kvplan's replay settles instead into a
+   staggered train (Qwen3-32B 4,096 / 25: the replacements sent in pairs 170.7 ms apart, one
+   prefill step, TTFT 600-683 ms; measured 1,144, median 1,180, as a bunched turn). Which
+   equilibrium it lands in turns on milliseconds (`latency_lines`: a fixed send-to-engine
+   latency of 0 / 1 / 3 / 10 / 25 ms: Llama 4,095 / 25 921 / 921 / 1,279 / 1,279 / 1,546 ms
+   against 1,753; Qwen3-32B 4,096 / 25 625 / 625 / 625 / 756 / 950 against 1,144): wave63's
+   and frontlat64's finding (the send-to-engine latency is the serving host's; kvplan follows
+   vLLM 0.15's core loop and async scheduling), confirmed, not new. C = 100 at >= 2,048 (6):
+   TTFT -29.1 %, TPOT -4.4 %, the same loop plus the start-up burst's queue. prospective56's
+   Llama-3.1-70B 1,023: measured / kvplan 0.99 / 1.10 / 1.39 / 1.52 / 1.25 at C 10 / 25 / 50
+   / 100 / 200: the same class (grows with load).
+B. prospective63, C <= 50 at 127-511 tokens, Llama-3.1-70B / Qwen3-32B (8): kvplan HIGH (median
+   +7.6 %; Llama 127 / 25 +59 %, 511 / 25 +43 %, 127 / 50 +56 %): the same loop the other way.
+   kvplan prefills a whole turn in one step (12.5-25 prompts a prefill step at 127 tokens,
+   `co`; 74 of its 133 ms a step behind the others' prompts) and no latency of 0-25 ms
+   unbunches it (Llama 127 / 25: 133 / 133 / 133 / 133 / 134 ms, measured 83): the served loop
+   is less bunched at short prompts. A deterministic replay of equal requests keeps one phase;
+   what spreads the served one (per-request jitter) is in no code read. Not priced.
+C. Qwen3-8B / 14B at <= 1,024 tokens (p63 8 at C <= 50: TTFT -37.7 %, TPOT -7.2 %, E2E
+   -11.6 %; p56 6: -32.8 / +9.8 / +1.1 %): a per-request part outside the engine, growing with
+   load: Qwen3-8B 128 gap +22 / +39 / +88 ms at C 25 / 50 / 100 (kvplan's API-server part 4.0 /
+   4.6 / 7.5 ms), p56 Qwen3-8B / 14B 1,024 +36 / +40 ms already at C 10. --frontend's fitted
+   25.55 ms covers C 25 (Qwen3-8B 128 / 25 -46 -> +16 %), not C 50-100 (-54 -> -21, -63 ->
+   -46 %). At C >= 100 (p63 6: TTFT -33.6 %, TPOT -22.7 %, E2E -25.0 %, ratio 0.85) the decode
+   step itself is short (Qwen3-8B 128 / 100 TPOT 4.68 vs 6.81 ms), wave63's note; --api-output
+   (the API loop's measured per-step output work) moves that TTFT -63 -> -50 % and the TPOT not
+   (-33 %). Left open: the host's per-step output path at batch 50-100 for a small model.
+D. gpt-oss-120b (p63 6: TTFT -71.7 %, TPOT -13.9 %; p56's vLLM 4 alike): engine-wide stalls plus the
+   step. `stall_lines` (from the runs' saved JSONs, STALLS): 27 stalls in 5 of the 6 gpt-oss runs
+   (23 of 1.1-1.3 s, two 2.1-2.4 s, one 1.8, one 0.6), none in the 44 dense runs; without the
+   requests they hit the mean TTFT is 49.3 / 67.7 / 130.2 / 219.7 / 523.1 ms against 133.8 / 274.2 /
+   170.2 / 342.2 / 543.0 published (gptossttft63's finding, 46 episodes in 16 runs; its JIT-compile
+   cause unproven, gptossjit64). Stall-free, the measured is still 2-3 x kvplan's, flat with load
+   (p56 1,024: 2.95 / 2.89 / 3.22 at C 10 / 25 / 50; p63 2,048: 2.40 / 2.84): the step class,
+   gptossttft63's 60-70 ms floor on ungraphed gpt-oss TP 8 steps (kvplan's 22-34 ms), the same class
+   as tpslope66's InferenceX vLLM 0.18 Hopper rows (2.0-2.3 flat).
+E. prospective53 (gpustack H200, every request at once, 13 runs): TTFT -28.7 %, TPOT -23.5 %,
+   ratio 0.94: the whole timeline scaled, the step (decode and prefill alike ~25 % slower than
+   kvplan's on these pages' hosts, as p30 / p31's H100 pages of the same lab), TTFT being queue
+   (DeepSeek-R1 32,000 / 100: 78,171 of kvplan's 83,785 ms). Its 128 / 4 rows (-76 / -88 %,
+   1,000 requests at once) are API-server ingestion, prospective30's gpustack 128 / 4 class.
+Across sets: A in p56 and p63 (Scicom, vLLM 0.15.0, H100 TP 8); C in p56 and p63 (small dense
+models, same servers); D in p56, p63 and tpslope66's rows (gpt-oss-120b, Hopper, Triton MXFP4);
+E is p53's own (its lab's host). No rule: A's and C's fixed part is a host latency (frontlat64:
+a default needs the serving host's own figure), B has no code to follow, D's stall key and step
+floor are unread / unmeasured (gptossjit64's next step needs a lent H100), E is the lab's host.
 
 Run: python -m tests.benches.p63ttft68 [SET ...] (SET: prospective63 | prospective56 |
-prospective53; default prospective63), a few CPU seconds a set.
+prospective53; default prospective63; about 1.5 CPU minutes a set with its counterfactuals) |
+extract CLONE (rewrites STALLS from a local clone of llm-benchmaq holding BENCHMAQ).
 """
 
 from __future__ import annotations
@@ -27,6 +85,7 @@ import statistics
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvplan import load_spec
@@ -196,9 +255,9 @@ def print_runs(rows: list[Split]) -> None:
               + f" | {r.lone_ms:,.1f} | {r.co_prompts:.1f} | {r.m['mean_tpot_ms']:.2f} / "
               f"{r.tpot_mean_ms:.2f} | {_e(r.tpot_mean_ms, r.m['mean_tpot_ms'])} | "
               f"{_e(r.e2e_mean_ms, r.m.get('mean_e2e_ms'))} | "
-              f"{_e(r.wave_ttft_ms, r.m['mean_ttft_ms'])} / "
-              f"{_e(r.wave_tpot_ms, r.m['mean_tpot_ms'])} | "
-              f"{_e(r.frontend_ttft_ms, r.m['mean_ttft_ms'])} | "
+              + (f"{_e(r.wave_ttft_ms, r.m['mean_ttft_ms'])} / "
+                 f"{_e(r.wave_tpot_ms, r.m['mean_tpot_ms'])} | " if r.concurrency else "- | ")
+              + f"{_e(r.frontend_ttft_ms, r.m['mean_ttft_ms'])} | "
               f"{_e(r.api_output_ttft_ms, r.m['mean_ttft_ms'])} / "
               f"{_e(r.api_output_tpot_ms, r.m['mean_tpot_ms'])} |")
 
@@ -230,6 +289,34 @@ def print_load(rows: list[Split]) -> None:
             f"{r.ttft_mean_ms / r.lone_ms:.1f}" for r in mine) + " |")
 
 
+def summary(d: dict) -> dict[str, object]:  # type: ignore[type-arg]
+    """One saved `vllm bench serve` result (its start_times, ttfts, itls in s) summarised as
+    STALLS holds it (`extract`)."""
+    ttft = [x * 1e3 for x in d["ttfts"]]
+    t0 = min(d["start_times"])
+    starts = [(x - t0) * 1e3 for x in d["start_times"]]
+    gaps: dict[float, float] = {}  # a gap's start (ms after the first send) -> its length (ms)
+    for i, first in enumerate(ttft):
+        wall = starts[i] + first
+        for g in d["itls"][i]:
+            if g * 1e3 > STALL_MS:
+                at = round(wall, 1)
+                gaps[at] = max(gaps.get(at, 0.0), g * 1e3)
+            wall += g * 1e3
+    stalls: list[tuple[float, float]] = []
+    for at in sorted(gaps):
+        if stalls and at - stalls[-1][0] <= 200:
+            stalls[-1] = (stalls[-1][0], max(stalls[-1][1], gaps[at]))
+        else:
+            stalls.append((at, gaps[at]))
+    med = statistics.median(ttft)
+    hit = {i for i, x in enumerate(ttft) if x > max(STALL_MS, 3 * med)}
+    return {"stalls_ms": [[round(a, 1), round(b, 1)] for a, b in stalls], "hit": len(hit),
+            "mean_ttft_ms": round(statistics.mean(ttft), 2), "median_ttft_ms": round(med, 2),
+            "mean_ttft_without_hit_ms": round(statistics.mean(
+                [x for i, x in enumerate(ttft) if i not in hit]), 2)}
+
+
 def extract(clone: str) -> None:
     """STALLS from a local clone of llm-benchmaq (at BENCHMAQ): per prospective63 run, its saved
     `vllm bench serve --save-result` JSON (the run's URL, .json for .txt): the engine-wide
@@ -239,32 +326,9 @@ def extract(clone: str) -> None:
     out: dict[str, dict[str, object]] = {}
     for run in load(tf.DATA / "prospective63.json")["runs"]:
         path = run["url"].split("/blob/")[1].split("/", 1)[1].rsplit(".", 1)[0] + ".json"
-        d = json.loads(subprocess.run(["git", "-C", clone, "show", f"{BENCHMAQ}:{path}"],
-                                      capture_output=True, check=True).stdout)
-        ttft = [x * 1e3 for x in d["ttfts"]]
-        t0 = min(d["start_times"])
-        starts = [(x - t0) * 1e3 for x in d["start_times"]]
-        gaps: dict[float, float] = {}  # a gap's start (ms) -> its length (ms)
-        for i, first in enumerate(ttft):
-            wall = starts[i] + first
-            for g in d["itls"][i]:
-                if g * 1e3 > STALL_MS:
-                    gaps[round(wall, 1)] = max(gaps.get(round(wall, 1), 0.0), g * 1e3)
-                wall += g * 1e3
-        stalls: list[tuple[float, float]] = []
-        for at in sorted(gaps):
-            if stalls and at - stalls[-1][0] <= 200:
-                stalls[-1] = (stalls[-1][0], max(stalls[-1][1], gaps[at]))
-            else:
-                stalls.append((at, gaps[at]))
-        med = statistics.median(ttft)
-        hit = {i for i, x in enumerate(ttft) if x > max(STALL_MS, 3 * med)}
-        out[run["id"]] = {
-            "stalls_ms": [[round(a, 1), round(b, 1)] for a, b in stalls],
-            "hit": len(hit), "mean_ttft_ms": round(statistics.mean(ttft), 2),
-            "median_ttft_ms": round(med, 2),
-            "mean_ttft_without_hit_ms": round(statistics.mean(
-                [x for i, x in enumerate(ttft) if i not in hit]), 2)}
+        out[run["id"]] = summary(json.loads(subprocess.run(
+            ["git", "-C", clone, "show", f"{BENCHMAQ}:{path}"],
+            capture_output=True, check=True).stdout))
     doc = {"what": "Per prospective63 run, read from its `vllm bench serve --save-result` JSON "
            "beside its .txt in Scicom-AI-Enterprise-Organization/llm-benchmaq at "
            f"{BENCHMAQ} (tests/benches/p63ttft68.py extract): the engine-wide stalls (every "
@@ -315,6 +379,50 @@ def latency_lines() -> None:
               + " | ".join(cells) + " |")
 
 
+def run_class(r: Split) -> str:
+    """The class a run falls in (what its figures point to; FINDING): gpt-oss-120b (the MXFP4
+    MoE), else by prompt length and load."""
+    w = r.run["workload"]
+    if "gpt-oss" in r.run["id"]:
+        return "gpt-oss-120b"
+    if r.concurrency is None:
+        return "all at once (rate inf)"
+    long = w["input_len"] >= 2047
+    if r.concurrency >= 100:
+        return f"C >= 100, {'>= 2,048' if long else '<= 1,024'} tokens"
+    if long:
+        return "C <= 50, >= 2,048 tokens"
+    fast = any(m in r.run["id"] for m in ("Qwen3-8B", "Qwen3-14B"))
+    return f"C <= 50, <= 1,024 tokens, {'Qwen3-8B / 14B' if fast else 'Llama-70B / Qwen3-32B'}"
+
+
+def class_lines(rows: list[Split]) -> None:
+    """Per class: runs, the median signed error of mean TTFT / TPOT / E2E, the median ratio of
+    kvplan's TTFT ratio to its TPOT ratio (near 1: the whole timeline scaled, the step; below
+    1: TTFT's own miss) and of the one-wave bound's TTFT error."""
+    groups: dict[str, list[Split]] = defaultdict(list)
+    for r in rows:
+        if not r.refused:
+            groups[run_class(r)].append(r)
+    print("\n| class | runs | TTFT err | TPOT err | E2E err | TTFT ratio / TPOT ratio | "
+          "one-wave TTFT err |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, mine in sorted(groups.items()):
+        def med(f: Callable[[Split], float | None], mine: list[Split] = mine) -> float:
+            vals = [v for v in map(f, mine) if v is not None]
+            return statistics.median(vals) if vals else float("nan")
+        ttft = med(lambda r: r.ttft_mean_ms / r.m["mean_ttft_ms"] - 1)
+        tpot = med(lambda r: r.tpot_mean_ms / r.m["mean_tpot_ms"] - 1)
+        e2e = med(lambda r: r.e2e_mean_ms / r.m["mean_e2e_ms"] - 1 if r.m.get("mean_e2e_ms")
+                  else None)
+        scaled = med(lambda r: (r.ttft_mean_ms / r.m["mean_ttft_ms"])
+                     / (r.tpot_mean_ms / r.m["mean_tpot_ms"]))
+        wave = med(lambda r: r.wave_ttft_ms / r.m["mean_ttft_ms"] - 1 if r.concurrency
+                   else None)
+        print(f"| {name} | {len(mine)} | {ttft:+.1%} | {tpot:+.1%} | {e2e:+.1%} | "
+              f"{scaled:.2f} | {wave:+.1%} |")
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["extract"]:
         extract(argv[1])
@@ -324,6 +432,7 @@ def main(argv: list[str]) -> None:
         print(f"\n## {name}\n")
         print_runs(rows)
         print_load(rows)
+        class_lines(rows)
         if name == SETS[0]:
             stall_lines()
             latency_lines()
