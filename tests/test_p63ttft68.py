@@ -19,7 +19,7 @@ DOC = {"start_times": [10.0, 10.05, 11.0], "ttfts": [0.1, 0.2, 1.3],
 
 
 def test_summary_by_hand() -> None:
-    s = p.summary(DOC)
+    s = p.summary(DOC, 1)
     # A's 0.6 s gap starts at 0.1 + 0.01 = 0.11 s (110 ms); B's 0.5 s gap at 0.05 + 0.2 = 0.25 s
     # (250 ms): 140 ms later, within 200 ms: one stall at 110 ms, its longest gap 600 ms.
     assert s["stalls_ms"] == [[110.0, 600.0]]
@@ -28,12 +28,25 @@ def test_summary_by_hand() -> None:
     assert s["median_ttft_ms"] == pytest.approx(200.0)
     assert s["hit"] == 1
     assert s["mean_ttft_without_hit_ms"] == pytest.approx(150.0)
+    # After the first send (0 ms), the sends at 50 and 1,000 ms are 950 ms apart: two
+    # clusters of one, bunch 1.
+    assert s["bunch"] == pytest.approx(1.0)
+
+
+def test_bunch_by_hand() -> None:
+    # C = 2: the first two sends (0, 1 ms) are the burst. After them 10, 12, 16 ms (each
+    # within 5 ms of the one before: one cluster of 3) and 30 ms (alone): sizes 3, 3, 3, 1,
+    # mean over the four sends (9 + 1) / 4 = 2.5.
+    assert p.bunch([0.0, 1.0, 10.0, 12.0, 16.0, 30.0], 2) == pytest.approx(2.5)
+    # 16 -> 22 ms is 6 ms: 10, 12 one cluster, 22 and 30 alone: (4 + 1 + 1) / 4 = 1.5.
+    assert p.bunch([0.0, 1.0, 10.0, 12.0, 22.0, 30.0], 2) == pytest.approx(1.5)
+    assert p.bunch([0.0, 1.0], 2) == 0.0
 
 
 def test_two_stalls_apart() -> None:
     # B's gap moved 300 ms later (its first token at 0.5 s): 390 ms after A's, two stalls.
     doc = {**DOC, "ttfts": [0.1, 0.5, 1.3]}
-    assert p.summary(doc)["stalls_ms"] == [[110.0, 600.0], [550.0, 500.0]]
+    assert p.summary(doc, 1)["stalls_ms"] == [[110.0, 600.0], [550.0, 500.0]]
 
 
 def test_data_file_is_of_the_printed_runs() -> None:

@@ -10,8 +10,11 @@ and the tokenizer batcher), `queue` (seen -> the first step that schedules its p
 other prompts and decodes sharing them) and `rest`. Beside them: `lone`, the one-prompt
 prefill step at the run's layout (the step cost of one prompt alone, nothing else in it);
 `co`, the mean number of prompts in a step that prefills one (kvplan's waves: a closed loop
-of equal requests admits them together); the measured and kvplan's E2E; and `gap` = measured
-- kvplan mean TTFT (ms).
+of equal requests admits them together); the measured and kvplan's E2E; `gap` = measured -
+kvplan mean TTFT (ms); the one-wave bound and the opt-in --frontend / --api-output replays. For
+prospective63 also: the replacements' `bunch` measured (the runs' saved per-request JSONs,
+STALLS) against kvplan's, the engine-wide stalls in those JSONs, and a send-to-engine latency
+sweep.
 
 Nothing here changes a rule or a default output. READ here, so SHAPED for any rule written
 after it: every run of prospective63, 56 and 53 (their tables), and prospective62's Scicom
@@ -37,13 +40,19 @@ A. prospective63, C <= 50 at 2,048 / 4,096 tokens, dense (16 runs): TTFT -43.2 %
    TTFT -29.1 %, TPOT -4.4 %, the same loop plus the start-up burst's queue. prospective56's
    Llama-3.1-70B 1,023: measured / kvplan 0.99 / 1.10 / 1.39 / 1.52 / 1.25 at C 10 / 25 / 50
    / 100 / 200: the same class (grows with load).
-B. prospective63, C <= 50 at 127-511 tokens, Llama-3.1-70B / Qwen3-32B (8): kvplan HIGH (median
-   +7.6 %; Llama 127 / 25 +59 %, 511 / 25 +43 %, 127 / 50 +56 %): the same loop the other way.
-   kvplan prefills a whole turn in one step (12.5-25 prompts a prefill step at 127 tokens,
-   `co`; 74 of its 133 ms a step behind the others' prompts) and no latency of 0-25 ms
-   unbunches it (Llama 127 / 25: 133 / 133 / 133 / 133 / 134 ms, measured 83): the served loop
-   is less bunched at short prompts. A deterministic replay of equal requests keeps one phase;
-   what spreads the served one (per-request jitter) is in no code read. Not priced.
+B. prospective63, C <= 50 at 127-511 tokens, Llama-3.1-70B / Qwen3-32B (8): kvplan HIGH (median +7.6
+   %; Llama 127 / 25 +59 %, 511 / 25 +43 %, 127 / 50 +56 %): the same loop the other way. kvplan
+   prefills a whole turn in one step (12.5-25 prompts a prefill step at 127 tokens, `co`; 74 of its
+   133 ms a step behind the others' prompts) and no latency of 0-25 ms unbunches it (Llama 127 / 25:
+   133 / 133 / 133 / 133 / 134 ms, measured 83). The sends say so directly (`bunch_lines`: the mean
+   cluster a replacement is sent in, sends within 5 ms, from the saved JSONs): at 127-128 tokens
+   measured 4.2 / 12.9 (Llama C 25 / 50), 4.3 / 13.0 (Qwen3-32B) against kvplan's 15.9 / 39.4 and
+   15.9 / 39.4; the served loop starts as one burst and spreads into clusters of 1-3 (Llama 127 /
+   25: 420 clusters, 314 of them of one or two sends), kvplan's keeps its first turn's grouping for
+   ever. A deterministic replay of equal requests keeps one phase; what spreads the served one
+   (per-request jitter of the client, HTTP and API server) is in no code read. Not priced. The long
+   prompts (A) show the reverse on the same measure: Qwen3-8B / 14B / 32B at 2,048 / 4,096 and C 25
+   measured 3.0-14.4 against kvplan's 1.9-5.1.
 C. Qwen3-8B / 14B at <= 1,024 tokens (p63 8 at C <= 50: TTFT -37.7 %, TPOT -7.2 %, E2E
    -11.6 %; p56 6: -32.8 / +9.8 / +1.1 %): a per-request part outside the engine, growing with
    load: Qwen3-8B 128 gap +22 / +39 / +88 ms at C 25 / 50 / 100 (kvplan's API-server part 4.0 /
@@ -103,6 +112,7 @@ PARTS = ("api", "queue", "own", "behind", "rest")
 STALLS = tf.DATA / "p63ttft68_stalls.json"  # per run: the engine-wide stalls in its requests
 BENCHMAQ = "123eefe103473a886b6610cd62cfd630406c7507"  # llm-benchmaq, prospective63's commit
 STALL_MS = 400.0  # an inter-token gap above this is a stall (the runs' p99 ITL is below it)
+SEND_GAP_MS = 5.0  # sends this close are one bunch (under every run's decode step, 3.6-12 ms)
 # The send-to-engine latency sweep (`latency_lines`): --frontend's measured loop with a fixed
 # latency d in place of its fitted one; d = 0 is kvplan's default replay.
 LATENCIES_S = (0.0, 0.001, 0.003, 0.01, 0.025)
@@ -151,6 +161,7 @@ class Split:
     parts_ms: dict[str, float] | None = None
     lone_ms: float = 0.0  # one prompt's prefill step alone at the run's layout
     co_prompts: float = 0.0  # mean prompts per step that prefills one
+    bunch: float = 0.0  # kvplan's replacements' bunch (`bunch`, the replay's sends)
     budget: int = 0
     # One wave: the run's C requests all sent at t = 0 to a fresh engine (the bunched closed
     # loop's bound: every prompt of a wave waits through the wave's prefill), mean TTFT / TPOT.
@@ -175,7 +186,8 @@ class Split:
         return self.m["mean_ttft_ms"] - self.ttft_mean_ms
 
 
-def _traced(run: dict, sim: SimSetup) -> tuple[dict[str, float], float, float, object]:  # type: ignore[type-arg]
+def _traced(run: dict, sim: SimSetup  # type: ignore[type-arg]
+            ) -> tuple[dict[str, float], float, tuple[float, float], object]:
     engine = _engine(sim, sim.pool_blocks or sim.plan.num_blocks, timeline=False,
                      bulk_decode=True)
     trace = Waves()
@@ -187,7 +199,9 @@ def _traced(run: dict, sim: SimSetup) -> tuple[dict[str, float], float, float, o
     prompt = done[0].prompt_len
     lone = sim.cost.seconds(decode_contexts=[], chunks=[(0, prompt)]) * 1e3
     co = statistics.mean(trace.co) if trace.co else 0.0
-    return parts, lone, co, metrics([state])
+    c = run["workload"].get("max_concurrency")
+    sends = bunch([r.sent_s * 1e3 for r in done], c) if c else 0.0
+    return parts, lone, (co, sends), metrics([state])
 
 
 def split(set_name: str, run: dict) -> Split:  # type: ignore[type-arg]
@@ -209,7 +223,7 @@ def split(set_name: str, run: dict) -> Split:  # type: ignore[type-arg]
         tf._traced = inner  # type: ignore[assignment]
     sim = captured["sim"]
     try:
-        parts, lone, co, m = _traced(run, sim)
+        parts, lone, (co, sends), m = _traced(run, sim)
     except KvplanError as exc:
         return Split(set_name=set_name, run=run, refused=str(exc))
     c = run["workload"].get("max_concurrency")
@@ -224,7 +238,7 @@ def split(set_name: str, run: dict) -> Split:  # type: ignore[type-arg]
                  api_output_tpot_ms=out.tpot_mean_ms,
                  ttft_p50_ms=float(m.ttft_ms["p50"]), tpot_mean_ms=float(m.tpot_ms["mean"]),
                  e2e_mean_ms=float(m.e2e_ms["mean"]), parts_ms=parts, lone_ms=lone,
-                 co_prompts=co, budget=sim.scheduler.max_num_batched_tokens)
+                 co_prompts=co, bunch=sends, budget=sim.scheduler.max_num_batched_tokens)
 
 
 def set_splits(set_name: str) -> list[Split]:
@@ -289,9 +303,24 @@ def print_load(rows: list[Split]) -> None:
             f"{r.ttft_mean_ms / r.lone_ms:.1f}" for r in mine) + " |")
 
 
-def summary(d: dict) -> dict[str, object]:  # type: ignore[type-arg]
-    """One saved `vllm bench serve` result (its start_times, ttfts, itls in s) summarised as
-    STALLS holds it (`extract`)."""
+def bunch(sends_ms: list[float], concurrency: int) -> float:
+    """How bunched a closed loop's replacements are: over the sends after the first
+    `concurrency` (the start-up burst), the mean size of the cluster each belongs to, a cluster
+    being sends each within SEND_GAP_MS of the one before (1: every replacement alone; C: every
+    turn's replacements at once)."""
+    order = sorted(sends_ms)[concurrency:]
+    sizes: list[int] = []
+    for k, t in enumerate(order):
+        if k and t - order[k - 1] <= SEND_GAP_MS:
+            sizes[-1] += 1
+        else:
+            sizes.append(1)
+    return sum(n * n for n in sizes) / len(order) if order else 0.0
+
+
+def summary(d: dict, concurrency: int) -> dict[str, object]:  # type: ignore[type-arg]
+    """One saved `vllm bench serve` result (its start_times, ttfts, itls in s) of a closed loop
+    at `concurrency`, summarised as STALLS holds it (`extract`)."""
     ttft = [x * 1e3 for x in d["ttfts"]]
     t0 = min(d["start_times"])
     starts = [(x - t0) * 1e3 for x in d["start_times"]]
@@ -312,6 +341,7 @@ def summary(d: dict) -> dict[str, object]:  # type: ignore[type-arg]
     med = statistics.median(ttft)
     hit = {i for i, x in enumerate(ttft) if x > max(STALL_MS, 3 * med)}
     return {"stalls_ms": [[round(a, 1), round(b, 1)] for a, b in stalls], "hit": len(hit),
+            "bunch": round(bunch(starts, concurrency), 2),
             "mean_ttft_ms": round(statistics.mean(ttft), 2), "median_ttft_ms": round(med, 2),
             "mean_ttft_without_hit_ms": round(statistics.mean(
                 [x for i, x in enumerate(ttft) if i not in hit]), 2)}
@@ -328,7 +358,7 @@ def extract(clone: str) -> None:
         path = run["url"].split("/blob/")[1].split("/", 1)[1].rsplit(".", 1)[0] + ".json"
         out[run["id"]] = summary(json.loads(subprocess.run(
             ["git", "-C", clone, "show", f"{BENCHMAQ}:{path}"],
-            capture_output=True, check=True).stdout))
+            capture_output=True, check=True).stdout), run["workload"]["max_concurrency"])
     doc = {"what": "Per prospective63 run, read from its `vllm bench serve --save-result` JSON "
            "beside its .txt in Scicom-AI-Enterprise-Organization/llm-benchmaq at "
            f"{BENCHMAQ} (tests/benches/p63ttft68.py extract): the engine-wide stalls (every "
@@ -354,6 +384,19 @@ def stall_lines() -> None:
               f"{r['median_ttft_ms']:,.1f} | {r['mean_ttft_without_hit_ms']:,.1f} |")
     quiet = [rid for rid, r in doc.items() if not r["stalls_ms"]]
     print(f"\nRuns without an engine-wide stall: {len(quiet)} of {len(doc)}.")
+
+
+def bunch_lines(rows: list[Split]) -> None:
+    """Per run: the measured replacements' bunch (STALLS) against kvplan's replay's, with the
+    TTFT error: kvplan's loop bunched where the served one is not, or the other way."""
+    doc = json.loads(STALLS.read_text())["runs"]
+    print("\n| run | C | bunch measured / kvplan | TTFT err |")
+    print("|---|---:|---:|---:|")
+    for r in rows:
+        if r.refused or r.run["id"] not in doc:
+            continue
+        print(f"| {r.run['id']} | {r.concurrency} | {doc[r.run['id']]['bunch']:.1f} / "
+              f"{r.bunch:.1f} | {_e(r.ttft_mean_ms, r.m['mean_ttft_ms'])} |")
 
 
 def latency_lines() -> None:
@@ -434,6 +477,7 @@ def main(argv: list[str]) -> None:
         print_load(rows)
         class_lines(rows)
         if name == SETS[0]:
+            bunch_lines(rows)
             stall_lines()
             latency_lines()
 
