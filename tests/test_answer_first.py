@@ -152,6 +152,18 @@ def test_check_answer_and_width() -> None:
     assert_fits(full, "kv_cache_memory_bytes", "gpu_memory_utilization")
 
 
+def test_verify_device_name_folds_to_the_measured_columns_width() -> None:
+    # A CPU reports its model name with clock and count (this CI host: 46 characters); cut in two
+    # it widened the measured column past 80 columns. Folded at words to 16 columns, the width of
+    # the column's figures ("186,654,720 B").
+    from kvplan.present.verify_view import _folded
+
+    name = "Intel(R) Xeon(R) Processor @ 2.80GHz (2 CPUs)"
+    assert _folded(name).split("\n") == ["Intel(R) Xeon(R)", "Processor @", "2.80GHz (2 CPUs)"]
+    assert _folded("NVIDIA H100 80GB HBM3") == "NVIDIA H100 80GB\nHBM3"
+    assert _folded("cpu") == "cpu"
+
+
 def test_verify_cpu_answer_and_width() -> None:
     pytest.importorskip("torch")
     args = ["verify", "llama-3-8b", "--device", "cpu", "--context", "8192", "--budget-gib",

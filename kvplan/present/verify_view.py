@@ -24,13 +24,17 @@ def _bytes(n: int) -> str:
     return f"{n:,} B\n({human_bytes(n)})"
 
 
-def _two_lines(text: str) -> str:
-    """A name over two lines, split at the space nearest its middle (none: as it is)."""
-    spaces = [i for i, ch in enumerate(text) if ch == " "]
-    if not spaces:
-        return text
-    cut = min(spaces, key=lambda i: abs(2 * i - len(text)))
-    return text[:cut] + "\n" + text[cut + 1:]
+# The widest figure the measured column holds ("186,654,720 B", "(178.01 MiB)", "20,175.05 ms").
+DEVICE_NAME_WIDTH = 16
+
+
+def _folded(text: str, width: int = DEVICE_NAME_WIDTH) -> str:
+    """A device name wrapped at words to `width` columns (a longer word stays whole), so the
+    measured column stays as narrow as its numbers whatever the device reports (a CPU's model name
+    with its clock and count is 46 characters)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
 
 
 def _seconds(s: float | None) -> str:
@@ -44,7 +48,7 @@ def verify_view(r: VerifyResult) -> View:
         rows.append([label, planned, measured, how])
 
     sign = "+" if r.difference_bytes >= 0 else "-"
-    row("device", r.device, _two_lines(r.device_name),
+    row("device", r.device, _folded(r.device_name),
         f"total {human_bytes(r.total_bytes)}, free {human_bytes(r.free_bytes)} before the run")
     row("budget (hard limit on the peak)", _bytes(r.budget_bytes), "", r.budget_source)
     row("KV budget", _bytes(r.kv_budget_bytes), "",
