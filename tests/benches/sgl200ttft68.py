@@ -78,6 +78,19 @@ kvplan changed, so the arms are two replays of the same code):
   88 ms short; C 64: 353 vs 419), at 8,192 within -17 / +7 %: a fixed per-request part (HTTP,
   tokenizer, the scheduler's recv), which kvplan's SGLang replay prices at 0 without
   --frontend, of the size p63ttft68's class C found for vLLM; not fitted here.
+- The lone extend against SGLang's engine-timed prefills (bench_one_batch, DeepSeek-V3/R1 FP8
+  TP 8 H200, examples/cost-bench.md: 196 ms for 1 x 128 (Feb 2025), 167-180 for 1 x 1,000
+  (Apr 2025), 289 for 16 x 512 (Dec 2025); the launch constant's fit rows, so shaped, and
+  earlier releases than 0.5.9), kvplan on row 289's engine (`lone_lines`) at 0.5.9's rules /
+  at 0.5.6's: 1 x 128 137.7 / 168.7, 1 x 1,000 146.5 / 178.6, 16 x 512 364.5 / 375.5, 1 x
+  8,192 397.5 / 408.6. At 1k tokens kvplan is at or below the engine (0.5.9's rules, sglh200_68's
+  fusion, take 32 ms out); at 8,192 batched tokens 26-30 % above it. With the client arm's
+  64-88 ms short at ISL 1,024 and ~0 at 8,192, the likelier reading (not proven: one
+  8k-token engine-timed point, another release and model revision) is a per-request serving
+  part of some 60 ms that kvplan leaves out everywhere, hidden at 8k by a long extend priced
+  ~70 ms high (the experts and the TP all-reduce grow 5.3 x and 7.2 x from 1k to 8k tokens in
+  kvplan's roofline split). No rule: neither part has code or a measurement on this host to
+  follow.
 - SGLang 0.5.9 read (wheel): prefill runs eager (server_args.py:604 enable_piecewise_cuda_graph
   = False), as kvplan's eager-prefill launch charge assumes; the script sets the chunk and the
   budget (32,768), so the H200 default (server_args.py:911-996) is not used; --stream-interval
@@ -86,7 +99,7 @@ kvplan changed, so the arms are two replays of the same code):
   (MLA prefill attention is 0.6 of kvplan's 147 ms at 1k tokens: immaterial).
 
 Run: python -m tests.benches.sgl200ttft68 [DeepSeek | Qwen | all] (one line a row: both arms'
-TTFT and TPOT, the fixed arm's split, then the sets' medians).
+TTFT and TPOT, the fixed arm's split, then the sets' medians) | lone (the lone-extend shapes).
 """
 
 from __future__ import annotations
@@ -231,7 +244,28 @@ def line(r: Row) -> str:
             f"{r.client_tpot_ms:.2f}")
 
 
+# The engine-timed prefill shapes (examples/cost-bench.md) and the rows' ISLs, as chunks.
+LONE_SHAPES = {"1 x 128": [(0, 128)], "1 x 1,000": [(0, 1000)], "16 x 512": [(0, 512)] * 16,
+               "1 x 8,192": [(0, 8192)], "4 x 1,024": [(0, 1024)] * 4}
+
+
+def lone_lines(versions: tuple[str, ...] = ("0.5.9", "0.5.6")) -> list[str]:
+    """kvplan's extend (ms) of each LONE_SHAPES batch on row 289's engine at each release."""
+    row = next(r for r in sglh200_68.agg_rows() if r["id"] in sglh200_68.SHAPED
+               and stated_concurrency(r) == 4)
+    out = []
+    for v in versions:
+        cost = agg.row_setup(row, v).cost
+        out.append(f"SGLang {v} rules: " + ", ".join(
+            f"{k} {cost.seconds(decode_contexts=[], chunks=ch) * 1e3:.1f} ms"
+            for k, ch in LONE_SHAPES.items()))
+    return out
+
+
 def main(which: str = "all") -> None:
+    if which == "lone":
+        print("\n".join(lone_lines()))
+        return
     sets: dict[str, list[Row]] = {}
     for row in rows():
         name = split_name(row)
