@@ -52,9 +52,10 @@ kvplan changed, so the arms are two replays of the same code):
   / 0.82; 8k/1k fixed 2.52 / 3.36 / 4.02 / 5.10 / 6.71, client 1.01 / 1.07 / 0.94 / 0.92 / 0.83.
   So the class is admission / queue, made by the bench's loop: equal requests sent at t = 0
   finish together, so each turn's C prompts reach SGLang at once and share one or a few extends
-  (kvplan prefills them as SGLang's PrefillAdder would: 0.5.9 scheduler.py
-  _get_new_batch_prefill_raw walks the whole queue under max_prefill_tokens 32,768, the
-  script's --max-prefill-tokens / --chunked-prefill-size 32768). InferenceX's client draws
+  (kvplan prefills them as SGLang's PrefillAdder would: 0.5.9 scheduler.py:1977
+  _get_new_batch_prefill_raw hands max_prefill_tokens to the adder (:2036) and walks the whole
+  waiting queue (:2053, add_one_req :2096) until schedule_policy.py:747 stops it at the budget,
+  the script's --max-prefill-tokens / --chunked-prefill-size 32768). InferenceX's client draws
   lengths over [0.8, 1] x ISL / OSL, which spreads the finishes and so the arrivals.
 - Sets, median |err| fixed -> client (TTFT; TPOT):
   DeepSeek held out (33): TTFT 196.9 -> 16.7 %; TPOT 9.1 -> 20.5 %.
