@@ -32,9 +32,11 @@ sequence parallelism at TP > 1 (0.11.1 rounds to max(q, tp) at every TP > 1, and
 neither divides the other; 0.12.0 on only with pass_config.enable_sp); model runner V2 (the
 default for every model from 0.29, kvplan.engines.vllm.runner), which captures its PIECEWISE
 graphs at the unrounded sizes and rounds only its FULL decode ones (v1/worker/gpu/
-cudagraph_utils.py 0.32.0:251-345): a verify step is padded to the same size, but its
-PIECEWISE count is that of the unrounded list; dynamic speculative decoding's tiers; the
-drafter's own graphs; the SM 10.x ceiling of 1,024 (0.28+, as without drafts).
+cudagraph_utils.py 0.32.0:251-345): a verify step is padded to the same size, but a step
+with a prompt chunk pads to the unrounded list and its PIECEWISE count is that list's, while
+kvplan takes the rounded list for both (and V2's varlen decode graphs, by backend); dynamic
+speculative decoding's tiers; the drafter's own graphs; the SM 10.x ceiling of 1,024 (0.28+,
+as without drafts).
 """
 
 from __future__ import annotations
