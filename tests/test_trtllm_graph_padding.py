@@ -83,3 +83,20 @@ def test_generation_only_padded_mixed_not() -> None:
     # A stage or a drafter of the same engine keeps the rule.
     assert not trt.for_stage(range(2), head=True).graph_mixed
     assert not trt.for_spec(spec).graph_mixed
+
+
+def test_trtllm_mtp_graph_sizes_in_tokens() -> None:
+    # MTP k = 3: each captured batch size b holds b x (1 + 3) tokens (CUDAGraphRunner.capture:
+    # num_tokens_for_capture = batch_size x token_per_request), the padding's unit. Sizes
+    # (1, 2, 4, 8, ..., 64) -> (4, 8, 16, 32, ..., 256).
+    from kvplan.perf.graph_padding import padded_tokens
+
+    spec = load_spec("tests/data/configs/gpt-oss-120b.json")
+    on64 = _inputs(cuda_graph_max_batch_size=64, cuda_graph_padding=True)
+    mtp = replace(on64, speculative_method="mtp", num_speculative_tokens=3)
+    sizes = Engine.trtllm.rules.decode_graph_sizes(spec, mtp)
+    assert sizes == (4, 8, 16, 32, 64, 96, 128, 160, 192, 224, 256)
+    # A verify step of 5 requests (20 tokens) replays the graph of 8 requests: 32 tokens (in
+    # requests it would have been padded to the size 24, a graph of 24 requests).
+    assert padded_tokens(5 * 4, sizes) == 32
+    assert padded_tokens(5 * 4, Engine.trtllm.rules.decode_graph_sizes(spec, on64)) == 24

@@ -331,6 +331,17 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     att = spec.attention
     form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
             else MLAForm.absorbed)
+    # The drafter's k tokens a step, priced where the drafts' acceptance is given (plan
+    # --spec-mean-accept-len / --spec-acceptance-rate, read as simulate reads them: one rate
+    # for every position solving the mean acceptance length, spec_acceptance.chain_rate);
+    # without it no draft is priced, as before (an acceptance is never defaulted).
+    accept_len = req.spec_mean_accept_len
+    drafts = inputs.num_speculative_tokens if accept_len is not None else 0
+    draft_kw: dict[str, Any] = {}
+    if drafts:
+        from kvplan.analysis.simulate.spec_acceptance import chain_rate
+
+        draft_kw = {"draft_tokens": drafts, "acceptance": chain_rate(accept_len, drafts)}
     return spec, cand.gpu, CostInputs(
         context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
         layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
@@ -349,7 +360,7 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
         graph_sizes=(req.engine.rules.decode_graph_sizes(spec, inputs) if req.disaggregated
                      else ()),
         # Its decode steps replayed from captured CUDA graphs, as `kvplan simulate`'s.
-        graphs=req.engine.rules.decode_graphs(inputs))
+        graphs=req.engine.rules.decode_graphs(inputs), **draft_kw)
 
 
 def cost_per_hour(req: PlanRequest, cand: Candidate) -> float | None:

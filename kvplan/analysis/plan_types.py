@@ -99,6 +99,9 @@ class PlanRequest:
     disaggregated: bool = False
     # The time model's opt-in rules (kvplan.perf.cost_rules.CostRules); None: none.
     cost_rules: Any = None
+    # The drafts' mean acceptance length (plan --spec-mean-accept-len / --spec-acceptance-rate):
+    # the cost model prices the drafter's k tokens a step only with it (plan_search._cost_setup).
+    spec_mean_accept_len: float | None = None
 
     @property
     def gpu_list(self) -> tuple[GPU, ...]:

@@ -8,6 +8,7 @@ import typer
 import kvplan.cli.cost_opts as co
 import kvplan.cli.moe_a2a_opts as ma
 import kvplan.cli.offload_opts as oo
+import kvplan.cli.spec_opts as so
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.analysis.simulate.executor import Executor
 from kvplan.cli.common import (
@@ -192,6 +193,8 @@ def plan_cmd(
     max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
     speculative_method: SpecMethodOpt = None,
     num_speculative_tokens: SpecTokensOpt = 0,
+    spec_mean_accept_len: so.SpecMeanAcceptLenOpt = None,
+    spec_acceptance_rate: so.SpecAcceptanceRateOpt = None,
     quantization: QuantizationOpt = None,
     mxfp4_backend: Mxfp4BackendOpt = None,
     dtype: DTypeOpt = WeightDType.auto,
@@ -365,6 +368,8 @@ def plan_cmd(
             "speculative_method": None if speculative_method is None
             else speculative_method.value,
             "num_speculative_tokens": num_speculative_tokens or None,
+            "spec_mean_accept_len": spec_mean_accept_len,
+            "spec_acceptance_rate": spec_acceptance_rate,
             "quantization": None if quantization is None else quantization.value,
             "mxfp4_backend": None if mxfp4_backend is None else mxfp4_backend.value,
             "dtype": None if dtype is WeightDType.auto else dtype,
@@ -401,6 +406,24 @@ def plan_cmd(
             req.gpu_types or (req.gpu,), moe=spec.moe is not None)), fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
+
+
+def _acceptance(opts: dict[str, Any], k: int) -> float | None:
+    """The drafts' mean acceptance length from --spec-mean-accept-len / --spec-acceptance-rate
+    (simulate's options, kvplan.analysis.simulate.spec_acceptance, the one reading of them), or
+    None where neither is given: the cost model then prices no draft (it never defaults one)."""
+    length, rates = opts.get("spec_mean_accept_len"), opts.get("spec_acceptance_rate")
+    if length is None and rates is None:
+        return None
+    if not opts.get("speculative_method"):
+        raise InputError("plan --spec-mean-accept-len / --spec-acceptance-rate: needs "
+                         "--speculative-method")
+    if length is not None and rates is not None:
+        raise InputError("plan: --spec-mean-accept-len or --spec-acceptance-rate, not both")
+    from kvplan.analysis.simulate.spec_acceptance import Acceptance
+
+    return Acceptance.of(k=k, mean_accept_len=length,
+                         rates=so.parse_rates(rates)).mean_accept_len
 
 
 def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, Any, Any]:
@@ -455,7 +478,8 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
         max_num_batched_tokens=opts.get("max_num_batched_tokens"),
         prices=opts.get("prices") or {}, extra=extra,
         allow_long_context=bool(opts.get("allow_long_context")),
-        cost_rules=opts.get("cost_rules"))
+        cost_rules=opts.get("cost_rules"),
+        spec_mean_accept_len=_acceptance(opts, extra["num_speculative_tokens"]))
     return plan_serving(spec, req), spec, req
 
 

@@ -30,14 +30,12 @@ runners divide the gathered tokens by num_tokens_per_bs (:386-390): requests aga
 
 vLLM counts tokens (its cudagraph_capture_sizes are token counts: a step is padded to the next
 size, kvplan.perf.graph_padding via EngineRules.decode_graph_sizes) and no rule of vLLM's or
-TensorRT-LLM's reads `captured`: they answer NO_DECODE_GRAPHS. Not modelled (read in the 0.19.0
-and 0.20.1 sdists): with k draft tokens vLLM's default ceiling is min(max_num_seqs x (1 + k) x
-2, 512) tokens (0.19.0 config/vllm.py:1392-1401, 0.20.1 :1477-1485), and with FULL decode graphs
-(the default FULL_AND_PIECEWISE) every size is rounded up to a multiple of 1 + k (0.19.0
-v1/worker/gpu_model_runner.py:6379-6392 and config/compilation.py:1235-1275; 0.20.1
-compilation.py:1409-1418, :1447-); vLLM 0.32 builds a request-count grid times 1 + k instead
-(config/vllm.py:2360-2440). kvplan's vllm_cuda_graph_sizes takes k nowhere, so a speculative
-vLLM step is padded (and its graphs counted in the memory reserve) as without drafts.
+TensorRT-LLM's reads `captured`: they answer NO_DECODE_GRAPHS. With k draft tokens vLLM's
+sizes follow the release (kvplan.engines.vllm.spec_graph_sizes: rounded up to multiples of
+1 + k from 0.11.1, the ceiling min(max_num_seqs x (1 + k) x 2, 512) from 0.13.0, a
+request-count grid x (1 + k) added from 0.29.0; the memory reserve counts the same list), and
+TensorRT-LLM's captured batch sizes hold 1 + k tokens a request (kvplan.engines.trtllm.engine
+`decode_graph_sizes`).
 """
 
 from __future__ import annotations

@@ -44,7 +44,6 @@ from kvplan.engines.base import Scheduler
 from kvplan.engines.sglang.options import sglang_options
 from kvplan.engines.sglang.spec_decode import SglangSpecDecode
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
-from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.eagle_head import VllmEagleHead
 from kvplan.engines.vllm.frontend import (
     VLLM_API_LOOP_MEASURED,
@@ -55,6 +54,7 @@ from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
 from kvplan.engines.vllm.sampler import SamplingParams, VllmSampler
 from kvplan.engines.vllm.spec_decode import VllmSpecDecode
+from kvplan.engines.vllm.spec_graph_sizes import vllm_cuda_graph_sizes
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.sampler_cost import SamplerCost
@@ -336,7 +336,8 @@ def _moe_jit(inputs: EstimateInputs, sim: SimSetup, compile_s: float) -> MoeJitS
     graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
         max_num_seqs=sim.scheduler.max_num_seqs,
         max_num_batched_tokens=sim.scheduler.max_num_batched_tokens,
-        model_max_capture=vllm_model_max_capture_size(spec.architectures, cap.engine_version))
+        model_max_capture=vllm_model_max_capture_size(spec.architectures, cap.engine_version),
+        num_speculative_tokens=cap.num_speculative_tokens, version=cap.engine_version)
     rule = vllm_triton_moe_jit(
         gpu=inputs.gpu.name, engine_version=cap.engine_version,
         num_experts=moe.n_routed_experts, top_k=moe.num_experts_per_tok,

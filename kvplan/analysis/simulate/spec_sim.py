@@ -26,7 +26,9 @@ A step, priced by the one cost model (kvplan.perf.mixed_step):
 Each decode then advances by 1 + its accepted drafts and emits them in one chunk: one ITL gap
 per chunk, as `vllm bench serve` times the stream's chunks; TPOT stays (E2E - TTFT) /
 (output tokens - 1). A request at its last tokens emits no more than its output length.
-Not modelled: CUDA-graph capture sizes rounded to multiples of k + 1, the drafter's own KV
+The target's step is padded to vLLM's capture sizes with k drafts (kvplan.engines.vllm.
+spec_graph_sizes: rounded up to multiples of k + 1 from 0.11.1, vllmspec68).
+Not modelled: the drafter's own KV
 blocks (they are in the pool's size: kvplan.engines.caches.draft_layers), async scheduling's
 placeholders (drafts are scheduled as if the previous step's were known), the ngram drafter.
 """

@@ -192,13 +192,21 @@ class TrtllmEngine(EngineDefaults):
         pads every rank to the largest rank's batch (`tp_allgather`); each rank is padded to
         its own here (the lockstep takes the slowest rank). Not modelled: without padding a
         generation-only batch of an uncaptured size runs eagerly (`maybe_get_cuda_graph`:
-        `batch_size not in self.supported_batch_sizes`), priced here as graphed."""
+        `batch_size not in self.supported_batch_sizes`), priced here as graphed.
+
+        In tokens, the padding's unit (kvplan.perf.graph_padding): with MTP's k draft tokens a
+        graph is keyed by (batch size, draft_len = max_total_draft_tokens, k for MTP's chain:
+        `get_graph_key`) and captured at batch x (1 + draft_len) tokens (`capture`:
+        num_tokens_for_capture = batch_size x max_beam_width x token_per_request); the padding
+        adds dummy generation requests of that draft length (`add_dummy_requests(...,
+        max_num_draft_tokens=engine.runtime_draft_len)`): each batch size b is b x (1 + k)."""
         opts = trtllm_options(inputs)
         if inputs.enforce_eager or not opts.cuda_graph_padding:
             return ()
         seats = inputs.max_num_seqs or MAX_BATCH_SIZE
         sizes = trtllm_cuda_graph_batch_sizes(opts.cuda_graph_max_batch_size, True)
-        return tuple(s for s in sizes if s <= seats)
+        per_request = 1 + inputs.num_speculative_tokens
+        return tuple(s * per_request for s in sizes if s <= seats)
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         return 32  # tokens_per_block

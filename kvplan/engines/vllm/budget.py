@@ -41,6 +41,10 @@ from kvplan.engines.vllm.graph_sizes import vllm_model_max_capture_size
 from kvplan.engines.vllm.moe import vllm_moe_workspace
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.runner import vllm_runs_v2
+from kvplan.engines.vllm.spec_graph_sizes import vllm_cuda_graph_count
+from kvplan.engines.vllm.spec_graph_sizes import (  # re-exported: the rule's former home
+    vllm_cuda_graph_sizes as vllm_cuda_graph_sizes,
+)
 from kvplan.engines.vllm.towers import ple_buffer_bytes
 from kvplan.engines.vllm.unsized import refuse_unsized_budget, vllm_extensible_kv_cache
 
@@ -227,29 +231,6 @@ VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB_FIT = Fitted(
 VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB_FIT = Fitted(
     value=VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB,
     source="the same fit as VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB", fitted_on=_VLLM_0_19_SAMPLER)
-
-
-def vllm_cuda_graph_sizes(*, max_num_seqs: int, max_num_batched_tokens: int,
-                          model_max_capture: int | None = None) -> tuple[int, ...]:
-    """The token counts vLLM captures CUDA graphs for (a step of up to the largest runs padded
-    to the next one): config/vllm.py _set_cudagraph_sizes, [1, 2, 4] + range(8, 256, 8) +
-    range(256, ceiling + 1, 16) up to min(ceiling, max_num_batched_tokens), the ceiling
-    min(2 x max_num_seqs, 512) unless the model class sets one (`model_max_capture`:
-    kvplan.engines.vllm.graph_sizes, gpt-oss 1,024)."""
-    ceiling = min(2 * max_num_seqs, 512) if model_max_capture is None else model_max_capture
-    largest = min(ceiling, max_num_batched_tokens)
-    return tuple(s for s in (1, 2, 4, *range(8, 256, 8), *range(256, 1025, 16)) if s <= largest)
-
-
-def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int,
-                          model_max_capture: int | None = None) -> tuple[int, int]:
-    """(PIECEWISE, FULL) graphs of vLLM's default FULL_AND_PIECEWISE mode: a PIECEWISE graph
-    for each capture size (`vllm_cuda_graph_sizes`); v1/cudagraph_dispatcher.py: a FULL decode
-    graph for each size <= max_num_seqs."""
-    sizes = vllm_cuda_graph_sizes(max_num_seqs=max_num_seqs,
-                                  max_num_batched_tokens=max_num_batched_tokens,
-                                  model_max_capture=model_max_capture)
-    return len(sizes), sum(s <= max_num_seqs for s in sizes)
 
 
 def vllm_cuda_graph_estimate_bytes(*, piecewise: int, full: int, layers_per_stage: int) -> int:
@@ -554,7 +535,9 @@ class VllmBudget:
             piecewise, full = vllm_cuda_graph_count(
                 max_num_seqs=seqs, max_num_batched_tokens=tokens,
                 model_max_capture=vllm_model_max_capture_size(spec.architectures,
-                                                              inputs.engine_version))
+                                                              inputs.engine_version),
+                num_speculative_tokens=inputs.num_speculative_tokens,
+                version=inputs.engine_version)
             layers = vllm_layers_per_stage(spec.num_hidden_layers, inputs.pp)
             parts.append(ReservePart(
                 name="cuda_graphs",

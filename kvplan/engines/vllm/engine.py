@@ -74,6 +74,7 @@ from kvplan.engines.vllm.options import VllmOptions, vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
 from kvplan.engines.vllm.router_gemm import VLLM_ROUTER_GEMM
 from kvplan.engines.vllm.runner import vllm_runs_v2
+from kvplan.engines.vllm.spec_graph_sizes import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.stage_weights import check_vllm_pipeline, vllm_stage_outer
 from kvplan.engines.vllm.towers import without_skipped_towers
 from kvplan.model.attention import CompressedSparseAttention, LatentAttention
@@ -202,16 +203,14 @@ class VllmEngine:
         return NO_DECODE_GRAPHS
 
     def decode_graph_sizes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[int, ...]:
-        """vLLM's capture sizes (budget.vllm_cuda_graph_sizes) at the launch's max_num_seqs
-        (`vllm serve`'s default by version and device where not given) and
-        max_num_batched_tokens, under the model class's ceiling (graph_sizes: gpt-oss); none
-        with --enforce-eager. A step of up to the largest runs padded to the next
-        (v1/worker/gpu_model_runner.py 0.11.0:1927-1935; kvplan.perf.graph_padding)."""
+        """vLLM's capture sizes (spec_graph_sizes.vllm_cuda_graph_sizes) at the launch's
+        max_num_seqs (`vllm serve`'s default by version and device where not given) and
+        max_num_batched_tokens, under the model class's ceiling (graph_sizes: gpt-oss), with
+        the drafter's k tokens (spec_graph_sizes); none with --enforce-eager. A step of up to
+        the largest runs padded to the next (v1/worker/gpu_model_runner.py 0.11.0:1927-1935;
+        kvplan.perf.graph_padding)."""
         if inputs.enforce_eager:
             return ()
-        # Lazy: `estimate` without a device loads no budget rules (tests/test_cli.py).
-        from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
-
         seqs = inputs.max_num_seqs
         if seqs is None:
             seqs, _ = alloc.vllm_batch_defaults(inputs.total_bytes, is_a100=inputs.is_a100,
@@ -220,7 +219,8 @@ class VllmEngine:
         return vllm_cuda_graph_sizes(
             max_num_seqs=seqs, max_num_batched_tokens=inputs.max_num_batched_tokens,
             model_max_capture=vllm_model_max_capture_size(spec.architectures,
-                                                          inputs.engine_version))
+                                                          inputs.engine_version),
+            num_speculative_tokens=inputs.num_speculative_tokens, version=inputs.engine_version)
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         # The platform's attention block; the model's own (MLA by GPU and KV dtype, the sparse
