@@ -14,6 +14,17 @@ flight): `first_ms` = the first replacement's arrival - the tick (the server's o
 writes, the client's handling of one finished stream and its next POST, loopback), `spread_ms` =
 the last - the first, `per_req_ms` = spread / (K - 1) (the serial part a replacement).
 
+DECISION RULE (committed before any replay with the stage; `--client-cost measured` becomes
+the default for closed loops only if all three hold). Rows: the held-out sets p63ttft68 did
+not read, prospective30, 31, 52, 54, 57, 58, 60, 61, 62 (less p62's concurrency-10 / 200 rows),
+their vLLM closed-loop runs (the stage moves nothing else: 30, 31, 52 and 60 have none), each
+replayed as the page replays it (prospective_runs: `estimate_inputs`, `setup`, `_served`, no
+--frontend) with and without the stage. Per set: the median |mean-TTFT error| over its rows.
+(1) The median over the sets of those medians falls. (2) No set's median |mean-TTFT error| is
+worse by more than 5 points. (3) The study: every such row pooled, the median |mean-TTFT
+error| is not worse by more than 1 point and its share of rows within 15 % does not fall.
+Else the stage stays opt-in. (Constants from the fake-server measurement only; no row read.)
+
 Run: python -m tests.benches.clientloop68 [LOG.json ...] (default: the stored MEASURED, the
 measure module's runs packed by `python -m tests.benches.clientloop68 pack OUT IN.json ...`).
 """
