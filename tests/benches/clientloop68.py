@@ -14,6 +14,39 @@ flight): `first_ms` = the first replacement's arrival - the tick (the server's o
 writes, the client's handling of one finished stream and its next POST, loopback), `spread_ms` =
 the last - the first, `per_req_ms` = spread / (K - 1) (the serial part a replacement).
 
+FINDING (this host: "Intel(R) Xeon(R) Processor @ 2.80GHz", 2 cores shared with up to 8 other
+jobs, load 3-7 during the runs: the wall figures carry it, the CPU figures do not).
+- The client's own cost is real but small: 0.58 ms of CPU a request plus 0.053 ms a streamed
+  token chunk (`cpu_fit`, C 25, N 8 / 32 / 128; 2.0-2.3 ms a request at N 32), the prompt's
+  length adds nothing visible (P 128 / 2,048 / 8,192 words: 2.0-2.8 ms at N 32).
+- A group of K = 25 streams ended at one step is sent back as one group: its first replacement
+  15-33 ms after the step (median 1.08 ms a finished stream, all K finished before any is
+  sent: asyncio runs the K finishing tasks before the tasks their releases wake), then one
+  replacement every 0.10-0.55 ms (median 0.375 ms), 3-13 ms for the 25 (K 50: 36-51 ms, then
+  16-20 ms). Sends 0.1-0.5 ms apart stay one cluster by p63ttft68's 5 ms gap: the client's
+  serial work does NOT make the served runs' clusters of ~4 (Llama 127 / 25 measured 4.2) at
+  these steps (Llama-3.1-70B 127 / 25 TPOT 12.6 ms). Only where the group's spread passes a
+  step does it split (here: C 100 at a 30 ms step, K median 15; C 25 at a 10 ms step, 10).
+- Modelled (kvplan.analysis.simulate.client_loop, opt-in `--client-cost measured`: finish
+  0.431 ms, send 0.150 ms, `constants`). prospective63 (SHAPED, p63ttft68 read it; bunch / mean
+  TTFT ms, measured / kvplan / with the stage; clientloop68_eval `bunch`): Llama 127 / 25 4.2 /
+  83, 15.9 / 133, 15.9 / 125; Llama 127 / 50 12.9 / 165, 39.4 / 258, 36.3 / 231; Qwen3-32B 128
+  / 25 4.3 / 64, 15.9 / 69, 15.9 / 62; Qwen3-32B 128 / 50 13.0 / 121, 39.4 / 129, 15.7 / 87;
+  Qwen3-8B 128 / 25 5.6 / 47, 14.4 / 25, 9.3 / 21. Class B's TTFT errors fall (Llama +59 /
+  +56 / +43 % -> +50 / +40 / +39 %) but not its bunch; Qwen3-32B 128 / 50 unbunches and
+  overshoots (+6.7 -> -28.3 %); class C worsens (Qwen3-8B 128 / 25 -46 -> -55 %); A unmoved.
+- DECISION RULE below, on the held-out rows (73 vLLM closed-loop runs of p54 / 57 / 58 / 61 /
+  62; clientloop68_eval): per-set median |TTFT err| p57 30.4 -> 30.6, p54 47.0 -> 47.0, p62 7.7
+  -> 7.7, p61 16.65 -> 16.8, p58 16.8 -> 16.8 %; (1) median of medians 16.8 -> 16.8 %: does not
+  fall, NOT MET; (2) no set worse by 5 points: met; (3) pooled median 17.6 -> 18.6 %, rows
+  within 15 % 31 -> 29: NOT MET. 11 rows worse by > 0.5 point, 1 better; the moves are short
+  prompts at C >= 32 where kvplan is already low (MiniMax-M2.5 128 / 128 / 64 -13.9 -> -39.2
+  %, / 32 -23.9 -> -32.7 %; gpt-oss-120b 1 / 250 / 32 -70 -> -74 %). The stage stays opt-in.
+- Client version: the Scicom runs' `vllm bench serve` is 0.15.0's (assumed, prospective63's
+  sources); 0.14.0's loop (serve.py:768-772 `limited_request_func`) and completions request
+  function (lib/endpoint_request_func.py) diff from 0.32's only in cosmetic lines; 0.15.0 is not
+  in the stores. The benchmark hosts' CPUs are unknown (RunPod pods).
+
 DECISION RULE (committed before any replay with the stage; `--client-cost measured` becomes
 the default for closed loops only if all three hold). Rows: the held-out sets p63ttft68 did
 not read, prospective30, 31, 52, 54, 57, 58, 60, 61, 62 (less p62's concurrency-10 / 200 rows),
