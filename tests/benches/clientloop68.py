@@ -17,11 +17,11 @@ the last - the first, `per_req_ms` = spread / (K - 1) (the serial part a replace
 FINDING (this host: "Intel(R) Xeon(R) Processor @ 2.80GHz", 2 cores shared with up to 8 other
 jobs, load 3-7 during the runs: the wall figures carry it, the CPU figures do not).
 - The client's own cost is real but small: 0.58 ms of CPU a request plus 0.053 ms a streamed
-  token chunk (`cpu_fit`, C 25, N 8 / 32 / 128; 2.0-2.3 ms a request at N 32), the prompt's
-  length adds nothing visible (P 128 / 2,048 / 8,192 words: 2.0-2.8 ms at N 32).
+  token chunk (`cpu_fit`, C 25, N 8 / 32 / 128; 1.9-2.6 ms a request at N 32, P 128 words);
+  the prompt adds little (P 2,048 / 8,192 words: 2.0-2.8 ms at N 32).
 - A group of K = 25 streams ended at one step is sent back as one group: its first replacement
-  15-33 ms after the step (median 1.08 ms a finished stream, all K finished before any is
-  sent: asyncio runs the K finishing tasks before the tasks their releases wake), then one
+  15-33 ms after the step (median 1.08 ms a finished stream: consistent with asyncio running
+  the K finishing tasks before the tasks their releases wake; C 1: 2 ms), then one
   replacement every 0.10-0.55 ms (median 0.375 ms), 3-13 ms for the 25 (K 50: 36-51 ms, then
   16-20 ms). Sends 0.1-0.5 ms apart stay one cluster by p63ttft68's 5 ms gap: the client's
   serial work does NOT make the served runs' clusters of ~4 (Llama 127 / 25 measured 4.2) at
