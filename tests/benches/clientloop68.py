@@ -26,7 +26,8 @@ jobs, load 3-7 during the runs: the wall figures carry it, the CPU figures do no
   16-20 ms). Sends 0.1-0.5 ms apart stay one cluster by p63ttft68's 5 ms gap: the client's
   serial work does NOT make the served runs' clusters of ~4 (Llama 127 / 25 measured 4.2) at
   these steps (Llama-3.1-70B 127 / 25 TPOT 12.6 ms). Only where the group's spread passes a
-  step does it split (here: C 100 at a 30 ms step, K median 15; C 25 at a 10 ms step, 10).
+  step does it split (here: C 100 at a 30 ms step, K median 15; in a first, unstored run,
+  C 25 at a 10 ms step, K median 10).
 - Modelled (kvplan.analysis.simulate.client_loop, opt-in `--client-cost measured`: finish
   0.431 ms, send 0.150 ms, `constants`). prospective63 (SHAPED, p63ttft68 read it; bunch / mean
   TTFT ms, measured / kvplan / with the stage; clientloop68_eval `bunch`): Llama 127 / 25 4.2 /
