@@ -58,6 +58,13 @@ class HybridManager(str, Enum):
     off = "off"
 
 
+class ClientCost(str, Enum):
+    """`simulate --client-cost`: the benchmark client's own serial work in a closed loop."""
+
+    none = "none"  # every replacement sent when the client sees its finish
+    measured = "measured"  # vllm bench serve's loop, measured (analysis.simulate.client_loop)
+
+
 class Platform(str, Enum):
     cuda = "cuda"
     rocm = "rocm"

@@ -12,6 +12,7 @@ import kvplan.cli.moe_a2a_opts as ma
 import kvplan.cli.spec_opts as so
 from kvplan.cli.common import (
     AllowLongContextOpt,
+    ClientCost,
     CpuAmxOpt,
     DisableHybridSwaMemoryOpt,
     EngineArgOpt,
@@ -155,6 +156,12 @@ def simulate_cmd(
         help="Simulate vLLM's API server loop after each step: detokenizing and streaming "
              "each request's token (time per request measured with vLLM's own code on one "
              "CPU; a serving host differs), before the tokens reach the client.")] = False,
+    client_cost: Annotated[ClientCost, typer.Option(
+        "--client-cost", rich_help_panel=HOST_STAGES_PANEL,
+        help="With --concurrency: the benchmark client's own serial work per request "
+             "(`measured`: vllm bench serve's loop, finishing each stream then sending each "
+             "replacement, timed on one CPU; a benchmark host differs). One vLLM replica.")
+    ] = ClientCost.none,
     engine_core_cpu: Annotated[bool | None, typer.Option(
         "--engine-core-cpu/--no-engine-core-cpu", rich_help_panel=HOST_STAGES_PANEL,
         help="Charge vLLM's engine-core CPU per step (scheduler, broadcast to the workers: "
@@ -302,6 +309,7 @@ def simulate_cmd(
     steps timed by the cost model: TTFT, TPOT, ITL, E2E percentiles, throughput, preemptions,
     KV use, prefix hits, goodput (examples/simulate.md)."""
     from kvplan.analysis.inputs import estimate_inputs
+    from kvplan.analysis.simulate.client_loop import VLLM_BENCH_CLIENT_COST
     from kvplan.analysis.simulate.dp_lockstep import dp_attention_layout
     from kvplan.analysis.simulate.engine_args import EngineSettings, with_engine_args
     from kvplan.analysis.simulate.run import setup, simulate
@@ -442,7 +450,9 @@ def simulate_cmd(
                                               else moe_jit_compile_ms / 1e3),
                            sglang=settings.sglang, engine_core_cpu=engine_core_cpu,
                            frontend_latency_s=(None if frontend_latency_ms is None
-                                               else frontend_latency_ms / 1e3))
+                                               else frontend_latency_ms / 1e3),
+                           client_cost=(VLLM_BENCH_CLIENT_COST
+                                        if client_cost is ClientCost.measured else None))
         if inputs.kv_dtype_note is not None:
             notes = [*notes, inputs.kv_dtype_note]
         if settings.applied:

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import EstimateInputs
+from kvplan.analysis.simulate.client_loop import ClientLoopCost
 from kvplan.analysis.simulate.dp_lockstep import balance_for, run_lockstep
 from kvplan.analysis.simulate.engine_core import engine_core_stage, with_host
 from kvplan.analysis.simulate.engine_setups import SETUPS, group_rules, step_cost
@@ -73,8 +74,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           api_output: bool = False, sampling: SamplingParams | None = None,
           engine_core_cpu: bool | None = None, acceptance: Acceptance | None = None,
           spec_seed: int = 0, draft_config: DraftConfig | None = None,
-          frontend_latency_s: float | None = None, default_frontend: bool = True
-          ) -> tuple[SimSetup, list[str]]:
+          frontend_latency_s: float | None = None, default_frontend: bool = True,
+          client_cost: ClientLoopCost | None = None) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated by
     its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async scheduling
     / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM --max-num-seqs /
@@ -98,7 +99,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     own config.json (vLLM only: kvplan.engines.vllm.eagle_head; None: one layer of the target's
     shape). `frontend_latency_s`: the user's send-to-engine latency in place of vLLM's
     --frontend's fitted one (kvplan.engines.vllm.frontend.vllm_api_loop_cost; needs `frontend`,
-    vLLM only). `default_frontend`: without `frontend`, a `vllm serve` run (`api_server`, one
+    vLLM only). `client_cost`: the benchmark client's serial loop in a closed loop
+    (kvplan.analysis.simulate.client_loop; `simulate --client-cost measured`; one vLLM
+    replica). `default_frontend`: without `frontend`, a `vllm serve` run (`api_server`, one
     replica, no attention DP, no speculative decoding, no `api_output`) gets the API server's
     measured stage, no latency (VLLM_API_LOOP_MEASURED, frontdef67); False: the engine alone
     (`simulate --no-frontend`). Returns it and the notes."""
@@ -155,6 +158,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if api_output or loop:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp,
                                       vllm_api_output_cost(cap.engine_version, frontend=loop))
+    if client_cost is not None:
+        sim, notes = _with_client_loop(sim, notes, client_cost, vllm_one and not dp_attention)
     if sampling is not None:
         sim, notes = _with_sampler(sim, notes, rules.scheduler, inputs, sampling)
     if cap.num_speculative_tokens:
@@ -205,6 +210,19 @@ def _check_pipeline(scheduler: Scheduler, *, dp_attention: bool, sampling: Sampl
     if dp_attention or sampling is not None or moe_jit or spec:
         raise InputError("simulate --pp above 1: not simulated with --dp-attention, "
                          "--generation-config, --moe-jit-compile-ms or --speculative-method")
+
+
+def _with_client_loop(sim: SimSetup, notes: list[str], cost: ClientLoopCost,
+                      vllm_one: bool) -> tuple[SimSetup, list[str]]:
+    """The client's serial loop added to `sim` (kvplan.analysis.simulate.client_loop): one vLLM
+    replica's run loop only (dp_lockstep and the other engines' loops do not take it)."""
+    if not vllm_one:
+        raise InputError("simulate --client-cost: simulated for one vLLM replica only "
+                         "(--engine vllm, --dp 1, no --dp-attention)")
+    note = (f"benchmark client: its loop's serial work in a closed loop, "
+            f"{cost.finish_s * 1e3:.2f} ms a finished stream and {cost.send_s * 1e3:.2f} ms a "
+            f"replacement sent ({cost.source})")
+    return replace(sim, scheduler=replace(sim.scheduler, bench_client=cost)), [*notes, note]
 
 
 def _check_frontend_latency(latency_s: float | None, *, frontend: bool,

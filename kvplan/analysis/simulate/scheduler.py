@@ -489,14 +489,13 @@ class Simulator:
         source: Iterator[RequestSpec] = iter(specs)
         upcoming: deque[tuple[float, RequestSpec]] = deque()
         sent: deque[SimRequest] = deque()  # sent, not yet seen by the scheduler (async)
-        rule = self.config.tokenizer_batching
-        batcher = TokenizerBatcher(rule) if rule is not None else None
+        batcher = TokenizerBatcher(r) if (r := self.config.tokenizer_batching) else None
         output = self.config.api_output
+        client = c.loop() if (c := self.config.bench_client) else None  # client_loop
         server = (ServerQueue(self.config.api_server, output)
                   if self.config.api_server or output else None)
         self._server = server
-        # With the output stage, a closed loop's slots free when the client sees a finish:
-        # (when, how many) not yet seen, and the times slots freed, for the sends they allow.
+        # Output stage / client loop: a slot frees when the client sees (sends after) a finish.
         unseen: deque[tuple[float, int]] = deque()
         freed: deque[float] = deque()
         in_flight = 0
@@ -520,10 +519,11 @@ class Simulator:
             nonlocal in_flight
             if done:
                 report("simulate: requests served", len(st.finished))
-            if output is None or concurrency is None:
+            if (output is None and client is None) or concurrency is None:
                 in_flight -= done
-            elif done:
-                unseen.append((self._last_shown, done))
+            elif done:  # the client sees the ends when the output stage shows them
+                seen = self._last_shown if output is not None else st.clock_s
+                unseen.extend(client.sends(seen, done) if client else [(seen, done)])
 
         def admit_arrivals(now: float) -> None:
             nonlocal in_flight, next_id
@@ -539,7 +539,7 @@ class Simulator:
                     return
                 _, spec = upcoming.popleft()
                 sent_s = now if concurrency is not None else spec.arrival_s
-                if freed:  # the output stage: sent when the client saw the finish
+                if freed:  # sent when the client saw the finish (and its loop sent it)
                     sent_s = freed.popleft()
                 req = SimRequest(next_id, spec, sent_s, len(self.pool.groups))
                 next_id += 1

@@ -11,6 +11,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from kvplan.analysis.simulate.client_loop import ClientLoopCost
 from kvplan.analysis.simulate.hybrid_pool import HybridHold
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.vllm.frontend import ApiOutputCost, ApiServerCost, TokenizerBatching
@@ -131,6 +132,10 @@ class SchedulerConfig:
     # ServerQueue.deliver_s): a step's tokens reach the client when it is done; None: they
     # reach it at the step's end (the default).
     api_output: ApiOutputCost | None = None
+    # The benchmark client's serial loop in a closed loop (kvplan.analysis.simulate.client_loop,
+    # `simulate --client-cost measured`); None: every replacement sent when the client sees
+    # its finish (the default).
+    bench_client: ClientLoopCost | None = None
     # Admission of a waiting request: only when its whole prompt fits in the free blocks (vLLM
     # from its scheduler_reserve_full_isl; the other engines' schedulers) or, False, when its
     # first chunk does (vLLM to 0.18.1: kvplan.engines.vllm.admission).
