@@ -1,9 +1,10 @@
 """A bundled preset and the config.json it was written from get the same engine rules
 (presetarch68): each preset states its config's `architectures` (and, where the config states a
-rope_scaling, its `position_fields`), so the rules gated on them (SGLang's shared expert inside
-the fused MoE, kvplan.engines.sglang.shared_fusion; its ROCm MLA decode launches,
-kvplan.engines.sglang.mla_decode; the engines' model registries) decide alike for
-`kvplan estimate deepseek-v3` and `kvplan estimate path/to/deepseek-v3/config.json`."""
+rope_scaling, its `position_fields`; where its auto_map names the checkpoint's code, its
+`remote_code` / `remote_config` / `config_model_type`), so the rules gated on them (SGLang's
+shared expert inside the fused MoE, kvplan.engines.sglang.shared_fusion; its ROCm MLA decode
+launches, kvplan.engines.sglang.mla_decode; the engines' model registries; --trust-remote-code)
+decide alike for `kvplan estimate deepseek-v3` and `kvplan estimate path/to/config.json`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from kvplan._util.errors import UnmodelledError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup
 from kvplan.engines.base import Engine
+from kvplan.engines.sglang.config_class import sglang_remote_config_reason
+from kvplan.engines.vllm.architectures import needs_trust_remote_code
+from kvplan.engines.vllm.config_class import vllm_remote_config_reason
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.attention_kernel import mla_decode_extra_kernels
 from kvplan.perf.efficiency import device_efficiency
@@ -55,6 +59,9 @@ def test_preset_states_the_fields_the_rules_read(spec_id):
     assert preset.text_architectures == config.text_architectures
     assert preset.model_type == config.model_type
     assert _rope_scaling(preset) == _rope_scaling(config)
+    # auto_map's classes and the model_type beside them: what --trust-remote-code rests on.
+    assert (preset.remote_code, preset.remote_config, preset.config_model_type) == (
+        config.remote_code, config.remote_config, config.config_model_type)
 
 
 def _decisions(spec, gpu_name: str, tp: int) -> tuple:
@@ -131,6 +138,22 @@ def test_engines_refuse_a_preset_as_they_refuse_its_config():
             _steps_ms(load_spec(model), "trtllm", "1.1.0", "H100", 1)
         messages.append(str(err.value).split(": ", 1)[1])
     assert messages[0] == messages[1]
+
+
+def _trust_remote_code(spec, version: str) -> tuple[bool, bool]:
+    return (needs_trust_remote_code(spec.architectures, spec.remote_code, version)
+            or vllm_remote_config_reason(spec.remote_config, spec.config_model_type,
+                                         spec.architectures) is not None,
+            sglang_remote_config_reason(spec.remote_config, spec.config_model_type) is not None)
+
+
+@pytest.mark.parametrize("spec_id", ["minicpm3-4b", "kimi-k2", "minimax-m2"])
+def test_launch_asks_for_remote_code_alike(spec_id):
+    # MiniCPM3's config.json names no model_type beside auto_map's MiniCPM3Config (vLLM and
+    # SGLang then need its code); kimi_k2 / minimax_m2 are not in SGLang's config registry.
+    preset, config = load_spec(spec_id), load_spec(str(CONFIGS / f"{spec_id}.json"))
+    assert _trust_remote_code(preset, "0.19.0") == _trust_remote_code(config, "0.19.0")
+    assert any(_trust_remote_code(preset, "0.19.0"))
 
 
 def test_import_writes_architectures_and_position_fields():
