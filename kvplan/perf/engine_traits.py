@@ -141,7 +141,8 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     all-reduce + RMSNorm (CostTraits.allreduce_norm_fusions, `release_fusion`), the
     attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention) and
     its MLA decode's extra kernels (CostTraits.mla_decode_launches) and where it folds a shared
-    expert into its fused MoE (CostTraits.shared_expert_fusion), each from its `since` on.
+    expert into its fused MoE (CostTraits.shared_expert_fusion, only where a release is named),
+    each from its `since` on.
     `prefill_graph`: whether the engine's piecewise prefill CUDA graphs (CostTraits.
     prefill_graph) are on: None, the release's default -- on from its `default_since` release,
     and off where no release is named, as the launch time's fit rows name none
@@ -168,9 +169,12 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   mla_decode_launches=tuple(
                       k for k in traits.mla_decode_launches
                       if version_key(version) >= version_key(k.since)),
+                  # Not where no release is named: the launch time's fit rows name none and
+                  # ran early-2025 engines with the shared expert apart (PREFILL_LAUNCH_FIT;
+                  # kvplan.engines.sglang.shared_fusion), as the undated all-reduce fusion.
                   shared_expert_fusion=tuple(
                       k for k in traits.shared_expert_fusion
-                      if version_key(version) >= version_key(k.since)),
+                      if version is not None and version_key(version) >= version_key(k.since)),
                   dp_attention_weights=rules.dp_attention_weights(options),
                   moe_a2a=(traits.moe_all_to_all(options, spec)
                            if traits.moe_all_to_all is not None and spec is not None else None),

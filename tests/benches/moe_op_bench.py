@@ -139,6 +139,10 @@ def moe_price_s(row: Row, **fractions: object) -> float:
     gpu = get_gpu(row.gpu)
     eff = engine_efficiency(row.engine, replace(device_efficiency(gpu), moe_gemm_shape=None),
                             version=row.version)
+    # The measured op holds the routed experts alone: not the shared expert SGLang folds into
+    # its fused MoE for DeepseekV3ForCausalLM from 0.5.7 (kvplan.engines.sglang.shared_fusion),
+    # which the bundled deepseek-v3 now names (presetarch68).
+    eff = replace(eff, shared_expert_fusion=())
     if fractions:
         eff = replace(eff, **fractions)
     if row.kernel_source == "vllm_fused_moe":
