@@ -22,3 +22,98 @@ move. What is expected, from dis3trt68's measured-rate reading (not from a repla
 So the 3j TTFT ratios are expected to rise slightly, the low class (TTFT ratio below 0.75) to
 stay low: these rules are not its cause.
 """
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Callable
+
+from tests.benches import dis3trt68
+from tests.benches.disagg_rows import (
+    BAND,
+    PREFIX,
+    Replay,
+    prospective_rows,
+    replay,
+    trt_context_recipe,
+)
+from tests.benches.disagg_trtllm import full_rows
+
+# The replays compared, as `replay`'s switches: the page's (before trtctx68), each rule alone,
+# both (the default since trtctx68).
+SETTINGS = {
+    "before": {"recipe_fraction": False, "serial_transfers": False},
+    "fraction": {"serial_transfers": False},
+    "serial": {"recipe_fraction": False},
+    "after": {},
+}
+
+
+def _in(x: float | None) -> bool:
+    return x is not None and BAND[0] <= x <= BAND[1]
+
+
+def summary(rows: list[Replay]) -> str:
+    """Inside the band (both, TTFT, TPOT) and the median ratios of the replayed `rows`."""
+    done = [r for r in rows if r.ratios is not None]
+    if not done:
+        return "none replayed"
+    tt = [r.ratios[0] for r in done if r.ratios]
+    tp = [r.ratios[1] for r in done if r.ratios]
+    return (f"{len(done)} rows: both {sum(r.inside for r in done)}, TTFT "
+            f"{sum(_in(x) for x in tt)}, TPOT {sum(_in(x) for x in tp)} inside; median TTFT "
+            f"{statistics.median(tt):.2f}, TPOT {statistics.median(tp):.2f}")
+
+
+CLASSES: dict[str, Callable[[dict[str, str], Replay], bool]] = {
+    "all": lambda row, rep: True,
+    "recipe matched": lambda row, rep: trt_context_recipe(row) is not None,
+    "generator (unmatched)": lambda row, rep: trt_context_recipe(row) is None,
+    "dis3trt68's low rows": lambda row, rep: row["id"] in dis3trt68.LOW_ROWS,
+    "ISL 8,192": lambda row, rep: row["isl"] == "8192",
+    "ISL 1,024": lambda row, rep: row["isl"] == "1024",
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", choices=("low", "rest", "all"), default="low",
+                    help="dis3trt68's 30 low rows, the others of section 3j, or all")
+    ap.add_argument("--both-only", action="store_true",
+                    help="replay before and after only (each rule alone: not run)")
+    args = ap.parse_args()
+    full = set(full_rows())
+    low = set(dis3trt68.LOW_ROWS)
+    rows = [r for r in prospective_rows() if PREFIX + r["id"] in full
+            and (args.rows == "all" or (r["id"] in low) == (args.rows == "low"))]
+    names = ("before", "after") if args.both_only else tuple(SETTINGS)
+    runs = {name: [replay(r, prospective=True, **SETTINGS[name]) for r in rows]
+            for name in names}
+    runs.setdefault("fraction", runs["after"])
+    runs.setdefault("serial", runs["after"])
+    print(f"rows: {len(rows)} (section 3j, all SHAPED)")
+    for cls, keep in CLASSES.items():
+        idx = [i for i, r in enumerate(rows) if keep(r, runs["before"][i])]
+        if not idx:
+            continue
+        print(f"\n{cls}:")
+        for name in names:
+            print(f"  {name}: {summary([runs[name][i] for i in idx])}")
+    print("\n| row | TTFT ratio before -> fraction / serial / after | TPOT ratio before -> after |")
+    print("|---|---|---|")
+    for i, r in enumerate(rows):
+        b, a = runs["before"][i].ratios, runs["after"][i].ratios
+        f, s = runs["fraction"][i].ratios, runs["serial"][i].ratios
+        if b is None or a is None or f is None or s is None:
+            why = runs["after"][i].why_not or runs["before"][i].why_not or "saturated"
+            print(f"| {r['id']} | {why} | |")
+            continue
+        if abs(a[0] - b[0]) < 0.005 and abs(a[1] - b[1]) < 0.005:
+            continue
+        print(f"| {r['id']} | {b[0]:.3f} -> {f[0]:.3f} / {s[0]:.3f} / {a[0]:.3f} | "
+              f"{b[1]:.3f} -> {a[1]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
