@@ -101,3 +101,16 @@ def test_trtllm_transceiver_runs_one_transfer_a_rank_unless_its_variables_say_mo
     assert (q.send_slots, q.recv_slots) == (4, 1)  # no concurrent receive: the count unread
     q = transceiver_queue({"TRTLLM_PARALLEL_CACHE_SEND": "true"})
     assert q.send_slots == 1
+
+
+def test_a_worker_blocked_on_a_transfer_takes_nothing_new_in() -> None:
+    # One prompt a 1 s step (budget 100), transfers of 1.5 s, two slots a side. Prompt 0 is
+    # handed over at 1 and taken in (transfer 1.0-2.5 s): nothing runs, so the worker blocks
+    # on it; prompt 1, handed over at 2, is taken in only at the boundary of 2.5 s (its
+    # transfer 2.5-4.0 s), as disagg_sim's wait for a known transfer end takes it:
+    # TTFT (2.5 + 4.0) / 2 = 3,250 ms. Prompt 0's one decode step 2.5-2.6 s: TPOT 100 ms.
+    inp = replace(_inputs(), transfer_s=1.5,
+                  prefill=SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=100,
+                                          max_model_len=100))
+    assert _run(inp, _flow(2, 2)) == pytest.approx((3250.0, 100.0))
+    assert _run(inp, None) == pytest.approx((3250.0, 100.0))

@@ -15,8 +15,10 @@ a step boundary, kvplan.engines.trtllm.disagg_flow (b)).
     queue is sent; the transfer takes the request's transfer time (kvplan.analysis.disagg.
     transfer_seconds), both slots free at its end.
 (c) The end: the request is seen done at the first decode boundary at or after it, after the
-    one that took it in (disagg_sim's polled rule); a decode worker with nothing running idles
-    until a transfer ends and the request joins then (the blocking check).
+    one that took it in (disagg_sim's polled rule); a decode worker with nothing running and
+    only queued transfers blocks until one ends (py_executor.py `_recv_disagg_gen_cache`'s
+    block_transfer, at_least_num 1: no new request is taken in meanwhile), and its next
+    boundary is then, as disagg_sim's wait for a transfer whose end it knows.
 (d) The prefill pool (`pool_blocks`, None: unbounded): a prompt is admitted to a prefill step
     only while the rank's free blocks hold its prompt + `held_extra_tokens`, FCFS (the head
     waits, and every prompt behind it); the blocks are freed when its send ends.
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan.analysis.simulate.disagg_sim import (
+    _DECODE_END,
     _DECODE_KICK,
     _PREFILL_KICK,
     DisaggSimInputs,
@@ -86,6 +89,10 @@ class _QueuedRun(_Run):
         self.recv_busy = [0] * nd
         self.send_q: list[deque[_Req]] = [deque() for _ in range(npr)]
         self.send_busy = [0] * npr
+        self.blocked = [False] * inp.decode_workers  # (c) waiting for a queued transfer
+
+    def _blocked(self, w: int) -> None:
+        self.blocked[w] = True  # still busy: its kicks are ignored until a transfer ends
 
     def _fits(self, rank: int, req: _Req) -> bool:
         if self.flow.pool_blocks is not None:
@@ -131,8 +138,8 @@ class _QueuedRun(_Run):
             self.p_free[p_rank] += self.flow.blocks(req.prompt_len)
             self._push(t, _PREFILL_KICK, p_rank // self.inp.prefill_ranks, None)
         req.ready_s = t
-        if not self.d_busy[w]:  # (c): an idle worker takes it in as it ends
-            req.join_from = min(req.join_from, self.d_step[w])
-            self._push(t, _DECODE_KICK, w, None)
+        if self.blocked[w]:  # (c): the blocked worker's boundary is now
+            self.blocked[w] = False
+            self._push(t, _DECODE_END, w, None)
         self._send_next(p_rank, t)
         self._receive(req.rank, t)

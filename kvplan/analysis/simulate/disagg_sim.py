@@ -469,8 +469,8 @@ class _Run:
         self.d_busy[w] = True
         if batch == 0 and inp.transfer_polled:  # nothing runs: it waits for the first transfer
             dur = max(0.0, min(req.ready_s for req in keep) - t)
-            if dur == math.inf:  # every transfer queued (a subclass's): idle until one ends
-                self.d_busy[w] = False
+            if dur == math.inf:  # every transfer queued: blocked until one ends (a subclass's)
+                self._blocked(w)
                 return
         else:
             dur = self.d_cost(max(1, batch))
@@ -490,6 +490,9 @@ class _Run:
             self.d_steps += 1
             self.d_batch_sum += batch
         self._push(t + dur, _DECODE_END, w, None)
+
+    def _blocked(self, w: int) -> None:
+        raise AssertionError("no transfer ends at an unknown time here")  # a subclass's queues
 
     def _start_transfer(self, req: _Req, t: float, step: int) -> None:
         """A polled transfer taken in at boundary t of `step`: seen done from the next step."""
