@@ -71,7 +71,8 @@ context server holds a prompt's KV blocks after its step until `check_context_tr
 sees the send done (`_terminate_disagg_ctx_finished_requests` frees them; its seat and sequence
 slot are free at once), so a pool full of prompts awaiting transfer stops its capacity
 scheduler; at the rows' rates the prompts so held (Little's law, at most X x TTFT a rank) are
-under 1% of the pool at the median row (tests.benches.disagg_trtllm_load). Taking prompts in under attention DP
+under 1% of the pool at the median row (tests.benches.disagg_trtllm_load). Taking prompts in
+under attention DP
 (executor_request_queue.py `_fetch_new_requests_attention_dp`: up to ranks x
 max_num_active_requests, the engine's max_batch_size a rank, less the active ones, each
 iteration, waiting on the queue only when every rank is idle) is rule (a) per rank.
