@@ -464,6 +464,10 @@ def test_trtllm_disaggregated_flow() -> None:
     assert h.transfer_polled and h.to_dict()["transfer_polled"] is True
     sg = plan_disagg(spec, replace(req, engine=SG, engine_version="0.5.8.post1")).handover
     assert not sg.transfer_polled and sg.to_dict()["transfer_polled"] is False
+    # One send and one receive at a time per rank (cacheTransBuffer.cpp, trtctx68:
+    # kvplan.engines.trtllm.transceiver_queue); SGLang's transfers are not queued here.
+    assert h.to_dict()["transfer_queue"] == {"send_slots": 1, "recv_slots": 1}
+    assert sg.transfer_queue is None and sg.to_dict()["transfer_queue"] is None
     p = _candidate(spec, req, "prefill", tp8)
     d = _candidate(spec, req, "decode", tp8)
     b = prefill_batching(spec, req, p, d)

@@ -198,3 +198,36 @@ def test_trtllm_gap_lines_by_hand() -> None:
     # The two c4 rows of cfg1 differ only in OSL: measured 500 vs 900, kvplan 100 and 100.
     assert ("Same deployment, ISL 1,024 and 4 users, OSL 1,024 vs 8,192: measured TTFT 500 vs "
             "900 ms (kvplan 100 vs 100, one prefill and one transfer each).") in text
+
+
+def test_trtllm_roles_at_their_recipe_fraction_and_queued_transfers() -> None:
+    # trtctx68: each role's pool at the matched srt-slurm recipe's free_gpu_memory_fraction
+    # (h200 cfg590: recipes/trtllm/h200/1k1k/stp/c8_ctx1_gen9_tep8_batch256_eplb0_mtp0.yaml at
+    # 75f6e32a, prefill 0.6, decode 0.9), the generator's template's 0.80 on an unmatched row
+    # (b200 cfg553: extra_engine_args.1.2.0rc6.post1.yaml.j2:28 `default(0.80)`); kvplan's 0.9
+    # with the switch off.
+    rows = {r["id"]: r for r in disagg_rows.prospective_rows()}
+    matched = rows["dsr1_h200_trtllm_fp8_disagg_1024x1024_c72_cfg590"]
+    st = disagg_rows.replay_setup(matched)
+    assert (st.prefill.mem_fraction, st.decode.mem_fraction) == (0.6, 0.9)
+    gen = disagg_rows.replay_setup(rows["dsr1_b200_trtllm_fp8_disagg_8192x1024_c128_cfg553"])
+    assert (gen.prefill.mem_fraction, gen.decode.mem_fraction) == (0.8, 0.8)
+    trt = disagg_rows.trt_context_recipe(matched)
+    assert trt is not None
+    off = disagg_rows._setup(disagg_rows._setup_key(matched), trt_context=(trt.path, trt.commit),
+                             trt_fraction=False)
+    assert (off.prefill.mem_fraction, off.decode.mem_fraction) == (0.9, 0.9)
+    # The pool is (total - weights - reserve) x fraction (kvplan.engines.trtllm.budget): H200,
+    # 150,119,844,413 - 102,908,539,232 - 14,458,264,121 = 32,753,041,060 bytes a rank;
+    # x 0.6 = 19,651,824,636, / 35,136 bytes a token = 559,307 tokens, 17,478 whole blocks of 32
+    # = 559,296 tokens (x 0.9: 838,944).
+    cap = st.prefill.capacity
+    assert (cap.total_bytes, cap.weights_bytes, cap.reserve_bytes) == (
+        150_119_844_413, 102_908_539_232, 14_458_264_121)
+    assert cap.kv_budget_bytes == 19_651_824_636 and cap.token_capacity == 559_296
+    assert off.prefill.capacity.token_capacity == 838_944
+    # The transceiver's queues: one transfer at a time a rank, the context pool in 32-token
+    # blocks of the replay's prefill pool.
+    q = disagg_rows.queued_flow(disagg_rows.replay_setup(matched))
+    assert q is not None and (q.send_slots, q.recv_slots, q.block_tokens) == (1, 1, 32)
+    assert q.pool_blocks == 17_478 and q.held_extra_tokens == 1

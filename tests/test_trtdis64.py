@@ -43,8 +43,11 @@ def test_recipe_kv_dtype_doubles_a_bf16_pool() -> None:
     trt = disagg_rows.trt_context_recipe(row)
     assert trt is not None
     key = (trt.path, trt.commit)
-    bf16 = disagg_rows._setup(disagg_rows._setup_key(row), trt_context=key, trt_kv=False)
-    fp8 = disagg_rows._setup(disagg_rows._setup_key(row), trt_context=key)
+    # At kvplan's 0.9 on both (trt_fraction False: the recipe's decode 0.8 since trtctx68 sizes
+    # a smaller pool; the doubling is the same).
+    bf16 = disagg_rows._setup(disagg_rows._setup_key(row), trt_context=key, trt_kv=False,
+                              trt_fraction=False)
+    fp8 = disagg_rows._setup(disagg_rows._setup_key(row), trt_context=key, trt_fraction=False)
     assert (bf16.req.kv_dtype, fp8.req.kv_dtype) == ("bf16", "fp8")
     per_rank = [st.decode.requests // st.req.decode.replicas for st in (bf16, fp8)]
     assert per_rank[0] == 161

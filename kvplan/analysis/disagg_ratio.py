@@ -39,6 +39,7 @@ from typing import Any
 from kvplan.analysis.plan_types import Candidate
 from kvplan.analysis.simulate.bench_client import BenchClient
 from kvplan.analysis.simulate.disagg_local import LocalPrefillFlow, simulate_disagg_local
+from kvplan.analysis.simulate.disagg_queue import QueuedTransferFlow, simulate_disagg_queued
 from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, simulate_disagg
 from kvplan.analysis.simulate.sim_types import SchedulerConfig
 from kvplan.engines.dynamo_frontend import FrontendRouting
@@ -236,7 +237,8 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
                 prefill_flow: tuple[bool, bool] = (False, False),
                 transfer_polled: bool = False, client: BenchClient | None = None,
                 routing: FrontendRouting | None = None,
-                local: LocalPrefillFlow | None = None) -> RatioOption | None:
+                local: LocalPrefillFlow | None = None,
+                queued: QueuedTransferFlow | None = None) -> RatioOption | None:
     """One given xPyD at the target (the bench replays published layouts with it): simulated
     (module docstring) at a concurrency with `batching`, else the formulas. `prefill_flow`:
     the connector's `Handover.prefill_lookahead`, and whether the prefill's DP rank is the
@@ -246,28 +248,33 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
     the client spreads them: kvplan.analysis.simulate.bench_client `lengths`);
     `routing`: the frontend's choice of worker (kvplan.engines.dynamo_frontend); None: four
     rounds, the first and last not averaged, the least-loaded worker. `local`: decode workers
-    without a connector (kvplan.analysis.simulate.disagg_local), simulated only."""
+    without a connector (kvplan.analysis.simulate.disagg_local), simulated only. `queued`: the
+    connector's transfers queued on each end (kvplan.analysis.simulate.disagg_queue), simulated
+    only."""
     model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
                    first_token_steps)
     state = model.decode_state(y)
     if state is None:
         return None
     if batching is None or req.concurrency is None:
-        if local is not None:
-            raise ValueError("decode workers without a connector: simulated only (a "
-                             "concurrency and the prefill batching)")
+        if local is not None or queued is not None:
+            raise ValueError("decode workers without a connector, queued transfers: simulated "
+                             "only (a concurrency and the prefill batching)")
         return model.option(x, y, state)
     return _simulated(model, x, y, state, batching, prefill_flow, transfer_polled, client,
-                      routing, local)
+                      routing, local, queued)
 
 
 def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, float],
                batching: PrefillBatching, prefill_flow: tuple[bool, bool],
                transfer_polled: bool = False, client: BenchClient | None = None,
                routing: FrontendRouting | None = None,
-               local: LocalPrefillFlow | None = None) -> RatioOption | None:
+               local: LocalPrefillFlow | None = None,
+               queued: QueuedTransferFlow | None = None) -> RatioOption | None:
     """`model.option` with TTFT / TPOT from the two-role closed-loop simulation (of decode
-    workers without a connector where `local` says so)."""
+    workers without a connector where `local` says so, of queued transfers where `queued`)."""
+    if local is not None and queued is not None:
+        raise ValueError("decode workers without a connector move no KV: nothing to queue")
     req = model.req
     assert req.concurrency is not None
     ranks_p, ranks_d = model.prefill.layout.replicas, model.decode.layout.replicas
@@ -307,9 +314,14 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
         transfer_polled=transfer_polled, rounds=rounds,
         measure_all_rounds=client is not None and client.measures_first_round,
         random_workers=routing is not None and not routing.by_load, lengths=lengths)
-    res = (simulate_disagg(inputs, prefill_step_s=prefill_s, decode_step_s=decode_s)
-           if local is None else simulate_disagg_local(inputs, local, prefill_step_s=prefill_s,
-                                                       decode_step_s=decode_s))
+    if local is not None:
+        res = simulate_disagg_local(inputs, local, prefill_step_s=prefill_s,
+                                    decode_step_s=decode_s)
+    elif queued is not None:
+        res = simulate_disagg_queued(inputs, queued, prefill_step_s=prefill_s,
+                                     decode_step_s=decode_s)
+    else:
+        res = simulate_disagg(inputs, prefill_step_s=prefill_s, decode_step_s=decode_s)
     if missing or not math.isfinite(res.ttft_ms):
         return None
     n, batch, _, _ = state

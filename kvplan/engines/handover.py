@@ -44,6 +44,22 @@ class LayerMove:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TransferQueue:
+    """How many transfers one end of a connector runs at once, where its code bounds them (for
+    the closed-loop simulation, kvplan.analysis.simulate.disagg_queue): each sending prefill
+    rank runs at most `send_slots`, each receiving decode rank (a TP server's ranks together,
+    each receiving its share of every request) at most `recv_slots`; the rest wait in order.
+    The prefill rank keeps a prompt's blocks until its send ends (`sender_holds_kv`), so its
+    pool bounds the prompts it admits, each reserving its prompt and `held_extra_tokens`."""
+
+    send_slots: int
+    recv_slots: int
+    sender_holds_kv: bool
+    held_extra_tokens: int
+    source: str  # the code it follows
+
+
+@dataclass(frozen=True, kw_only=True)
 class Handover:
     """One request's KV, handed from the prefill worker's ranks to the decode worker's."""
 
@@ -72,6 +88,9 @@ class Handover:
     # sees it done at a later boundary (`transfer_polled`: TensorRT-LLM's generation server,
     # kvplan.engines.trtllm.disagg_flow (b); the simulation's rule).
     transfer_polled: bool = False
+    # Transfers one at a time (or a few) per rank on each end (`TransferQueue`); None: every
+    # transfer runs at once (the simulation's rule before trtctx68).
+    transfer_queue: TransferQueue | None = None
 
     @property
     def bytes_per_request(self) -> int:
@@ -90,7 +109,10 @@ class Handover:
                 "first_token_steps": self.first_token_steps,
                 "prefill_lookahead": self.prefill_lookahead,
                 "prefill_random_rank": self.prefill_random_rank,
-                "transfer_polled": self.transfer_polled}
+                "transfer_polled": self.transfer_polled,
+                "transfer_queue": (None if self.transfer_queue is None else {
+                    "send_slots": self.transfer_queue.send_slots,
+                    "recv_slots": self.transfer_queue.recv_slots})}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -51,6 +51,7 @@ from kvplan.analysis.inputs import EstimateInputs
 from kvplan.analysis.plan_search import plan_inputs_for
 from kvplan.analysis.plan_types import Candidate, Layout
 from kvplan.analysis.simulate.disagg_local import LocalPrefillFlow
+from kvplan.analysis.simulate.disagg_queue import QueuedTransferFlow
 from kvplan.analysis.simulate.run import replica_step_cost, setup
 from kvplan.engines.base import Engine
 from kvplan.engines.dynamo_frontend import DYNAMO_FIRST_TOKEN_AT_PREFILL
@@ -463,7 +464,7 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, sglang_recipe: tuple[str, str] | None = None,
            trt_context: tuple[str, str] | None = None, deepep: bool = True,
-           trt_kv: bool = True) -> _Setup:
+           trt_kv: bool = True, trt_fraction: bool = True) -> _Setup:
     """`gather` / `decode_gather` / `logits_gather` False: a setup whose times are only ever
     taken under `_no_gather` / `_no_logits_gather`. `generator`: the prefill batching at
     aiconfigurator's generated flags (`generator_prefill`). `sglang_recipe`: (path, commit) of
@@ -473,7 +474,9 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     steps and whose roles' max_num_tokens size the memory (`_trt_recipe_tokens`). `deepep`
     False: an SGLang recipe's DeepEP roles without their DeepEP flags (`_with_role`). `trt_kv`
     False: a TensorRT-LLM recipe's roles at MODELS's KV dtype, not the recipe's
-    kv_cache_config.dtype (`_trt_recipe_kv`)."""
+    kv_cache_config.dtype (`_trt_recipe_kv`). `trt_fraction` False: a TensorRT-LLM row's roles
+    at kvplan's default free_gpu_memory_fraction, not its recipe's or the generator's
+    (`_trt_fraction`)."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']};" + row.get(
         "silicon_data_source", "")
@@ -487,6 +490,9 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
         req, p_req = _trt_recipe_tokens(req, trt.decode), _trt_recipe_tokens(p_req, trt.prefill)
         if trt_kv:
             req, p_req = _trt_recipe_kv(req, trt.decode), _trt_recipe_kv(p_req, trt.prefill)
+    if trt_fraction and row["backend"] == "trtllm":
+        req, p_req = (_trt_fraction(req, trt.decode if trt is not None else None),
+                      _trt_fraction(p_req, trt.prefill if trt is not None else None))
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms = role_prefill_ms(spec, p_req, prefill)
@@ -587,6 +593,41 @@ def _recipe_batching(batching: PrefillBatching, srt: srt_slurm_sglang.SglangReci
     return replace(out, decode_admission=adm, decode_max_seqs=max(1, adm.max_running))
 
 
+# aiconfigurator's generator at 095f58a5: backend_templates/trtllm/extra_engine_args.
+# 1.2.0rc6.post1.yaml.j2:28 (and post2's) `free_gpu_memory_fraction: {{ kv_cache_config.
+# free_gpu_memory_fraction | default(0.80) }}`, and its trtllm.rule sets none: 0.80 on both roles.
+GENERATOR_TRT_FRACTION = 0.80
+
+
+def _trt_fraction(req: DisaggRequest, role: srt_slurm_recipes.RoleSettings | None
+                  ) -> DisaggRequest:
+    """A TensorRT-LLM role's request at the free_gpu_memory_fraction it ran (trtctx68): its
+    matched recipe's kv_cache_config.free_gpu_memory_fraction (`role`), else the generator's
+    template's (GENERATOR_TRT_FRACTION: the rows replayed at the generator's settings); a
+    fraction the row's own flags state (tests.benches.deploy_flags) is kept. TensorRT-LLM's pool
+    is (total - weights - reserve) x that fraction (kvplan.engines.trtllm.budget)."""
+    if req.mem_fraction is not None:
+        return req
+    fraction = role.free_gpu_memory_fraction if role is not None else GENERATOR_TRT_FRACTION
+    return replace(req, mem_fraction=fraction)
+
+
+def queued_flow(st: _Setup) -> QueuedTransferFlow | None:
+    """The simulation's transfer queues where the row's connector bounds its transfers per rank
+    (`Handover.transfer_queue`: TensorRT-LLM's cache transceiver, kvplan.engines.trtllm.
+    transceiver_queue; trtctx68), with one prefill rank's pool as the replay sizes it (blocks
+    of its block size) where the sender holds a prompt's KV until its send ends; else None."""
+    q = st.handover.transfer_queue
+    if q is None or not st.handover.transfer_polled:
+        return None
+    cap = st.prefill.capacity
+    assert cap.block_size
+    return QueuedTransferFlow(
+        send_slots=q.send_slots, recv_slots=q.recv_slots,
+        pool_blocks=cap.token_capacity // cap.block_size if q.sender_holds_kv else None,
+        block_tokens=cap.block_size, held_extra_tokens=q.held_extra_tokens)
+
+
 RECV_INTERVAL_COMMIT = "disagg63"  # the decode role's --scheduler-recv-interval (`_recipe_recv`)
 
 
@@ -632,7 +673,8 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
             recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
             deepep: bool = True, client: bool = True,
             lengths: bool = True, routing: bool = False, recv_interval: bool = True,
-            recipe_kv: bool = True, no_connector: bool = True, engine_flags: bool = True
+            recipe_kv: bool = True, no_connector: bool = True, engine_flags: bool = True,
+            recipe_fraction: bool = True, serial_transfers: bool = True
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
@@ -669,7 +711,11 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     dynnocon67; the bench's counterfactual only. `engine_flags` False: a row's own per-role
     launch flags (tests.benches.deploy_flags: memory fraction, block size, token budget, ...)
     dropped, every role at kvplan's defaults, as before dynpool67; the bench's counterfactual
-    only."""
+    only. `recipe_fraction` False: a TensorRT-LLM row's roles at kvplan's default
+    free_gpu_memory_fraction (0.9), not its recipe's (or the generator's template's 0.80 where
+    no recipe is matched), as before trtctx68 (`_trt_fraction`); `serial_transfers` False: the
+    connector's transfers all at once and no prefill pool held until the send ends, as before
+    trtctx68 (`queued_flow`); the bench's counterfactuals only."""
     if not engine_flags:
         row = deploy_flags.without_flags(row)
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
@@ -680,7 +726,8 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
                         recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
                         recipe_context=recipe_context, deepep=deepep, client=client,
                         lengths=lengths, routing=routing, recv_interval=recv_interval,
-                        recipe_kv=recipe_kv, no_connector=no_connector)
+                        recipe_kv=recipe_kv, no_connector=no_connector,
+                        recipe_fraction=recipe_fraction, serial_transfers=serial_transfers)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -725,12 +772,14 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
              recipe_context: bool = True, deepep: bool = True, client: bool = True,
              lengths: bool = True,
              routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True,
-             no_connector: bool = True) -> tuple[float | None, float | None, float]:
+             no_connector: bool = True, recipe_fraction: bool = True,
+             serial_transfers: bool = True) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
     trt = trt_context_recipe(row) if recipe_context else None
     st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator,
                 (srt.path, srt.commit) if srt is not None else None,
-                (trt.path, trt.commit) if trt is not None else None, deepep, recipe_kv)
+                (trt.path, trt.commit) if trt is not None else None, deepep, recipe_kv,
+                recipe_fraction)
     batching = st.batching
     if recipe_seats and batching is not None:
         batching = replace(batching, decode_max_seqs=decode_max_seqs(row, st))
@@ -751,7 +800,9 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
                       transfer_polled=flow and h.transfer_polled,
                       client=disagg_client.client(row, lengths=lengths) if client else None,
                       routing=disagg_client.routing(row) if routing else None,
-                      local=local_flow(row, st) if no_connector else None)
+                      local=(local := local_flow(row, st) if no_connector else None),
+                      queued=(queued_flow(st) if serial_transfers and flow and local is None
+                              else None))
     if opt is None:
         n = -(-conc // y)
         return None, st.tpot_ms(-(-n // st.req.decode.replicas)), st.prefill_ms
@@ -837,7 +888,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            recipe_context: bool = True, deepep: bool = True, client: bool = True,
            lengths: bool = True,
            routing: bool = False, recv_interval: bool = True, recipe_kv: bool = True,
-           no_connector: bool = True, engine_flags: bool = True) -> Replay:
+           no_connector: bool = True, engine_flags: bool = True,
+           recipe_fraction: bool = True, serial_transfers: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -858,7 +910,9 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       recipe_context=recipe_context, deepep=deepep,
                                       client=client, lengths=lengths, routing=routing,
                                       recv_interval=recv_interval, recipe_kv=recipe_kv,
-                                      no_connector=no_connector, engine_flags=engine_flags)
+                                      no_connector=no_connector, engine_flags=engine_flags,
+                                      recipe_fraction=recipe_fraction,
+                                      serial_transfers=serial_transfers)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -915,11 +969,14 @@ def prospective_replays() -> list[Replay]:
 # `recipe_kv`=False, a TensorRT-LLM recipe's roles at MODELS's KV dtype instead of its
 # kv_cache_config.dtype (trtdis64, `_trt_recipe_kv`); `no_connector`=False, a row whose decode
 # workers run without a KV connector replayed as if they pulled the KV (dynnocon67, `local_flow`;
-# no prospective row states one, so it moves none of them).
+# no prospective row states one, so it moves none of them); `recipe_fraction`=False, a
+# TensorRT-LLM row's roles at kvplan's default free_gpu_memory_fraction, not its recipe's or the
+# generator's (trtctx68, `_trt_fraction`); `serial_transfers`=False, the connector's transfers
+# all at once, no prefill pool held until the send ends (trtctx68, `queued_flow`).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
             "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep", "client",
             "routing", "lengths", "recv_interval", "recipe_kv", "no_connector",
-            "engine_flags")
+            "engine_flags", "recipe_fraction", "serial_transfers")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

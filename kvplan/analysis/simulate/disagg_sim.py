@@ -460,7 +460,7 @@ class _Run:
         if inp.transfer_polled:  # module docstring: taken in here, seen done from the next step
             for req in keep:
                 if req.join_from == math.inf:
-                    req.join_from, req.ready_s = step + 1, t + req.transfer_s
+                    self._start_transfer(req, t, step)
         lo = w * inp.decode_ranks
         batch = max(self.d_running[lo:lo + inp.decode_ranks])
         if batch == 0 and not keep:
@@ -469,6 +469,9 @@ class _Run:
         self.d_busy[w] = True
         if batch == 0 and inp.transfer_polled:  # nothing runs: it waits for the first transfer
             dur = max(0.0, min(req.ready_s for req in keep) - t)
+            if dur == math.inf:  # every transfer queued: blocked until one ends (a subclass's)
+                self._blocked(w)
+                return
         else:
             dur = self.d_cost(max(1, batch))
         fts = inp.first_token_steps
@@ -487,6 +490,13 @@ class _Run:
             self.d_steps += 1
             self.d_batch_sum += batch
         self._push(t + dur, _DECODE_END, w, None)
+
+    def _blocked(self, w: int) -> None:
+        raise AssertionError("no transfer ends at an unknown time here")  # a subclass's queues
+
+    def _start_transfer(self, req: _Req, t: float, step: int) -> None:
+        """A polled transfer taken in at boundary t of `step`: seen done from the next step."""
+        req.join_from, req.ready_s = step + 1, t + req.transfer_s
 
     def _decode_end(self, w: int, t: float) -> None:
         step = self.d_step[w]

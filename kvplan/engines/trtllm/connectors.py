@@ -48,6 +48,7 @@ from kvplan.engines.trtllm.disagg_flow import (
     context_scheduler,
 )
 from kvplan.engines.trtllm.dp_balance import TRTLLM_ADP_BALANCE, TrtllmAdpBalance
+from kvplan.engines.trtllm.transceiver_queue import transceiver_queue
 from kvplan.kv.kinds import CacheKind, LayerCaches, MLACache, SlidingWindowCache
 from kvplan.model.spec import ModelSpec
 
@@ -142,7 +143,9 @@ class TrtllmTransceiver:
                             tokens=input_len, block_size=block_size,
                             decode_stages=decode_stages, d_tp=d_tp, p_tp=p_tp, units=units,
                             sources=sources, notes=notes, first_token_steps=FIRST_TOKEN_STEPS)
-        return replace(handover, transfer_polled=TRANSFER_POLLED)  # disagg_flow, (b)
+        # disagg_flow (b); one transfer at a time per rank on each end (transceiver_queue).
+        return replace(handover, transfer_polled=TRANSFER_POLLED,
+                       transfer_queue=transceiver_queue())
 
 
 def trtllm_connector(name: str | None) -> TrtllmTransceiver:

@@ -57,21 +57,22 @@ defaults (tensorrt_llm/llmapi/llm_args.py).
   tokens queued on a prefill rank, requests held on a decode rank) and lockstep ranks. No
   replayed row runs attention DP (kvplan refuses TensorRT-LLM's attention DP with an MoE
   model), so this part is not tested by the rows.
-Read and not modelled (trtdisttft55, looking for the TTFT gap of disagg-bench section 3j): the
-cache transceiver's buffers (cpp/tensorrt_llm/batch_manager/cacheTransBuffer.cpp: one receive
-buffer per generation rank unless TRTLLM_REQUEST_KV_CACHE_CONCURRENT, one send buffer per
-context rank unless TRTLLM_PARALLEL_CACHE_SEND; dataTransceiver's DataResponder answers from
-one thread), which can put one rank's transfers one after another: a context rank here ends at
-most one prompt a step, and a step outlasts a transfer, so no such queue forms; the
+Read by trtdisttft55 and modelled since trtctx68 (kvplan.engines.trtllm.transceiver_queue, the
+simulation's kvplan.analysis.simulate.disagg_queue): the cache transceiver's buffers
+(cpp/tensorrt_llm/batch_manager/cacheTransBuffer.cpp: one receive buffer per generation rank
+unless TRTLLM_REQUEST_KV_CACHE_CONCURRENT, one send buffer per context rank unless
+TRTLLM_PARALLEL_CACHE_SEND), which put one rank's transfers one after another, and the context
+server's blocks held until the send ends (below). Read and not modelled: the
 attention-DP balance (`_balance_adp_requests`, only with attention_dp_config.enable_balance,
 releasing a context-only server's prompts at once) and batch waiting (`_waiting_requests`,
 batch_wait_*; off under attention DP, and unset by aiconfigurator's generator).
-Read and not modelled (trtdis57, the same section, from the measured side): the context server
-holds a prompt's KV blocks after its step until `check_context_transfer_status` sees the send
-done (`_terminate_disagg_ctx_finished_requests` frees them; its seat and sequence slot are free
-at once), so a pool full of prompts awaiting transfer would stop its capacity scheduler; at the
-rows' rates the prompts so held (Little's law, at most X x TTFT a rank) are under 1% of the pool
-at the median row (tests.benches.disagg_trtllm_load). Taking prompts in under attention DP
+Read by trtdis57 (the same section, from the measured side) and modelled since trtctx68: the
+context server holds a prompt's KV blocks after its step until `check_context_transfer_status`
+sees the send done (`_terminate_disagg_ctx_finished_requests` frees them; its seat and sequence
+slot are free at once), so a pool full of prompts awaiting transfer stops its capacity
+scheduler; at the rows' rates the prompts so held (Little's law, at most X x TTFT a rank) are
+under 1% of the pool at the median row (tests.benches.disagg_trtllm_load). Taking prompts in
+under attention DP
 (executor_request_queue.py `_fetch_new_requests_attention_dp`: up to ranks x
 max_num_active_requests, the engine's max_batch_size a rank, less the active ones, each
 iteration, waiting on the queue only when every rank is idle) is rule (a) per rank.
