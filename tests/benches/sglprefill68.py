@@ -7,7 +7,19 @@ SGLang's prefill batch is priced with), on sgl200ttft68's engine (row 289's setu
 FP8 H200 TP 8, SGLang 0.5.9's rules); the split is kvplan.perf.roofline.step_time's by_op for
 one prompt of the same tokens with the same common arguments.
 
-Run: python -m tests.benches.sglprefill68
+DECISION RULE (committed before any held-out replay here; the anchors are the launch fit's
+rows, shaped). Arm: the eager launch as the async stream (kvplan.perf.launch_model "stream",
+launchfit53's counterfactual: SGLang's prefill forward has no host sync, so the CPU runs ahead
+under long kernels), its one constant refitted by launch_models (89 us on today's tree, the
+4 fit rows), against today's "sum" at PREFILL_LAUNCH_FIT; everything else as sgl200ttft68's
+client arm (aiconfig_agg_runs.CLIENT_WORKLOAD on). Counterfactual only: no default changes.
+Sets: sgl200ttft68's 33 held-out DeepSeek-R1 FP8 H200 TP 8 SGLang 0.5.9 rows (split_name
+"DeepSeek H200 held out"); its 6 shaped rows apart; the 4 anchors (shaped).
+Met if, on the 33 held out: median |TPOT err| falls by at least 5 points (20.5 % -> under
+15.5 %) AND median |TTFT err| gets no worse by more than 5 points (16.7 % -> at most 21.7 %).
+Reported per set whatever it gives (sum -> stream), with the anchors' kvplan / logged.
+
+Run: python -m tests.benches.sglprefill68 [ops | replay]
 """
 
 from __future__ import annotations
