@@ -34,9 +34,10 @@ shared host; the stream constant refits to 89 us on today's tree):
   the eager 8-rank all-reduce 0.72-0.87 x at 8-33 MB and 1.06 x at 134 MB: over 58 MoE layers
   and 122 all-reduces, kvplan's growth from 1k to 8k tokens is ~26 ms steeper than the tables'
   (experts ~18.5, all-reduce ~7), ~13 ms of it kvplan low at 1k. The rest of 16 x 512's 76 ms
-  excess is the launch: under "sum" every op's 61 us is added to the GPU time, which at 8k
-  tokens (GPU ~250-290 ms) the engine hides under the kernels (no host sync in the prefill
-  forward); "stream" prices that and lands 16 x 512 at 0.88.
+  excess is the launch: under "sum" every op's 63.2 us (PREFILL_LAUNCH_FIT) is added to the
+  GPU time, which at 8k tokens (GPU ~250-290 ms) the engine hides under the kernels (no host
+  sync in the prefill forward: launch_models' docstring, launchfit53's reading of SGLang
+  0.5.8.post1); "stream" prices that and lands 16 x 512 at 0.88.
 - Decision rule, held-out client replays (33 rows), sum -> stream: TTFT median |err| 16.7 ->
   24.8 % (signed median 0.83 -> 0.75), TPOT 20.5 -> 15.9 % (1.21 -> 1.16); shaped 6: TTFT 8.3
   -> 23.8 %, TPOT 9.7 -> 8.3 %. NOT MET on either count (TPOT falls 4.6 points, under the 5
