@@ -14,6 +14,8 @@ NEW HELD-OUT ANCHORS FOUND: NONE. What the search returned, and why each was not
 - sgl-project/sglang#3458 / #3361, SemiAnalysisAI/InferenceX#870, datacrunch-research/
   h200-benchmarks: client TTFT / throughput only, no per-step timing.
 - sgl-project/sglang#24488 (H200 PD): GLM-5.1, TP 16 DP 16.
+- sgl-project/sglang#5571 (DeepSeek-V3 SM90 shared-experts fusion, 5,000-token prompts) and
+  tenstorrent/tt-inference-server#356 (DeepSeek-R1-0528, 16 x H100): serving results only.
 
 What the "input throughput" figure is (SGLang 0.5.9 wheel, srt/managers/
 scheduler_metrics_mixin.py:166-169, log_prefill_stats): last_prefill_tokens / the time since
