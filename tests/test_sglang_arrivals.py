@@ -15,6 +15,8 @@ import pytest
 from kvplan.engines.sglang.architectures import arrival, registered, release_read
 from tests.test_vllm_architectures import _one_line_refusal, _run
 
+ROOT = Path(__file__).resolve().parents[1]
+
 DATA = Path(__file__).parent / "data" / "configs"
 GRANITE_SWA = str(DATA / "granite-swash-2b.json")
 OLMO3 = str(DATA / "olmo3-190m-zh-continue.json")
@@ -139,13 +141,20 @@ def test_olmo3_served_as_olmo2_from_0_5_4() -> None:
                     "--engine-version", version).exit_code == 0
 
 
-def test_a_spec_without_architectures_is_not_checked() -> None:
-    # A bundled YAML that names no architectures (llama-3.1-8b's does not: ModelSpec's default
-    # ()) plans as before, at any release.
+def test_a_spec_without_architectures_is_not_checked(tmp_path: Path) -> None:
+    # A YAML that names no architectures (ModelSpec's default (); the bundled presets name their
+    # config's since presetarch68, so llama-3.1-8b's is copied without it) plans as before, at
+    # any release.
+    import yaml
+
     from kvplan.sources.resolve import load_spec
 
-    assert load_spec("llama-3.1-8b").architectures == ()
-    assert _run("estimate", "llama-3.1-8b", "-c", "4096", "--engine", "sglang",
+    data = yaml.safe_load((ROOT / "model_specs" / "llama-3.1-8b.yaml").read_text())
+    assert data.pop("architectures") == ["LlamaForCausalLM"]
+    spec = tmp_path / "llama-no-architectures.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    assert load_spec(str(spec)).architectures == ()
+    assert _run("estimate", str(spec), "-c", "4096", "--engine", "sglang",
                 "--engine-version", "0.4.5").exit_code == 0
 
 

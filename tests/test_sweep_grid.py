@@ -44,6 +44,12 @@ def test_every_point_equals_plan_capacity(engine: Engine, model: str) -> None:
         with pytest.raises(UnmodelledError, match="torch_dtype: float32"):
             evaluate(spec, grid)
         return
+    if engine is Engine.trtllm and model == "deepseek-v2-lite":
+        # The preset names its config's DeepseekV2ForCausalLM (presetarch68), which TensorRT-LLM
+        # 1.3's PyTorch registry lacks: the sweep is refused, as plan_capacity refuses it.
+        with pytest.raises(UnmodelledError, match="DeepseekV2ForCausalLM"):
+            evaluate(spec, grid)
+        return
     df = evaluate(spec, grid)
     assert len(df) == grid.num_points
     checked = 0

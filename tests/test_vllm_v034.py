@@ -193,7 +193,10 @@ def test_newer_than_read_is_not_exact(engine: str, newer: str, read: str, shown:
     for version in ((read,), ()):
         args = ("--engine-version", *version) if version else ()
         out = estimate("llama-3.1-8b", "-c", "8192", "--engine", engine, *args)
-        assert out["exact"] is True and out["assumptions"] == []
+        # TensorRT-LLM's model registry was read at one release only: a named release adds that
+        # assumption for the preset's LlamaForCausalLM (presetarch68), as for its config.json.
+        others = [a for a in out["assumptions"] if a["field"] != "architectures"]
+        assert others == [] and out["exact"] is (others == out["assumptions"])
 
 
 def test_plan_and_simulate_carry_the_flag() -> None:
