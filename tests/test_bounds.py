@@ -116,8 +116,8 @@ def test_larger_gpu_is_the_one_needing_the_fewest() -> None:
 
 
 def test_simulate_requests_are_bounded_before_any_work() -> None:
-    # Issue 32: `simulate --num-requests 10**12` would run for ~30 years at the measured ~1 ms
-    # of CPU per request (examples/simulate-speed.md: 100,000 requests in 69.6 s of CPU).
+    # Issue 32: `simulate --num-requests 10**12` would run for ~18 years at the measured ~0.56 ms
+    # of CPU per request (examples/simulate-speed.md: 100,000 requests in 56.1 s of CPU).
     from kvplan.analysis.simulate.workload import (
         MAX_REQUESTS,
         WorkloadOptions,

@@ -232,7 +232,7 @@ def simulate_cmd(
     num_requests: NumRequestsOpt = None,
     max_sim_requests: Annotated[int | None, typer.Option(
         "--max-sim-requests", min=1,
-        help="Bound on synthetic requests (default 2,000,000: about 1 ms of CPU each).")
+        help="Bound on synthetic requests (default 2,000,000: about 0.6 ms of CPU each).")
     ] = None,
     input_len: InputLenOpt = 1024,
     output_len: OutputLenOpt = 128,

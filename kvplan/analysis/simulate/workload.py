@@ -207,10 +207,10 @@ class WorkloadOptions:
 
 DEFAULT_REQUESTS = 1000
 # Synthetic requests simulated at most, unless raised (issue 32: bounded before the work). The
-# simulator takes about 1 ms of CPU per request (examples/simulate-speed.md: 100,000 trace
-# requests in 69.6 s of CPU), so 2,000,000 is about 23 minutes on one core.
+# simulator takes about 0.6 ms of CPU per request (examples/simulate-speed.md: 100,000 trace
+# requests in 56.1 s of CPU), so 2,000,000 is about 19 minutes on one core.
 MAX_REQUESTS = 2_000_000
-CPU_S_PER_REQUEST = 69.6 / 100_000  # examples/simulate-speed.md, the 100,000-request row
+CPU_S_PER_REQUEST = 56.1 / 100_000  # examples/simulate-speed.md, the 100,000-request row
 
 
 def requests_from(options: WorkloadOptions) -> Iterator[RequestSpec]:
